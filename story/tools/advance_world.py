@@ -1,0 +1,104 @@
+"""``PovAdvanceWorld``: settle the world on the writer output the host actually accepted.
+
+Outcomes: ``committed`` (a new snapshot was computed; not a database write), ``duplicate``
+(this turn was already committed) and ``pending`` (no reliable proposal: the prepared state
+is kept as is and the same turn is retried later, never treated as "nothing changed").
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from story.ports import ChatMessage
+from story.tools.common import (
+    Diagnostic, InvalidToolInput, StoryContext, StoryModelConfig, StoryTool, ToolHooks, Usage,
+)
+from story.tools.structured import call_structured
+from story.world.advance import AdvanceProposal, commit_turn, proposal_problems
+from story.world.mechanics import WorldEvent
+from story.world.stage import PreparedMismatch, StoryPreparedTurn, restore_prepared
+from story.world.types import Choice, NextForeground, WorldSnapshot
+
+
+class WriterOutput(msgspec.Struct, frozen=True):
+    prose: str
+    choices: list[Choice] | None = None
+    next_foreground: NextForeground | None = None
+
+
+class AdvanceInput(msgspec.Struct, frozen=True):
+    context: StoryContext
+    prepared: StoryPreparedTurn
+    writer: WriterOutput
+    world_context: str = ""
+
+
+class AdvanceResult(msgspec.Struct, frozen=True):
+    outcome: Literal["committed", "duplicate", "pending"]
+    snapshot: WorldSnapshot
+    events: list[WorldEvent] = []
+    diagnostics: list[Diagnostic] = []
+    usage: Usage = Usage()
+
+
+def _messages(prep: StoryPreparedTurn, prose: str, lang: str, world_context: str) -> list[ChatMessage]:
+    w = prep.snapshot
+    inj = "\n".join(f"- {i.id}: {i.text}" for i in w.pending_injections) or "(none)"
+    bgs = "\n".join(f"- {b.id}: {b.title} ({b.kind}, countdown {b.countdown})" for b in w.backgrounds) or "(none)"
+    ucs = "\n".join(f"- {u.id} [{u.owner}]: {u.title}" for u in w.undercurrents) or "(none)"
+    demand = w.pending_signal_demand
+    system = (
+        "You settle a role-play world after an accepted reply. Report only what the accepted text shows. "
+        "invitation_delivered: true only if the pending invitation visibly reached the user. "
+        "shown_injection_ids: pending consequences the text showed. offstage_results: new offstage consequences "
+        "of listed sources. new_backgrounds/new_seeds: only matters consistent with the text, with new ids; "
+        f"never owned by protected characters ({', '.join(w.policy.protected_owners) or 'none'}). "
+        "next_foreground: a legal successor event if the current one is ending, else null. "
+        f"Write texts in {lang}. Answer in JSON."
+    )
+    user = (
+        f"Current event: {w.foreground.id}: {w.foreground.title} (phase {w.foreground.phase})\n"
+        f"User action: {prep.user_text}\nFlags: {', '.join(prep.flags) or '-'}\n"
+        f"Pending invitation: {demand.invitation if demand and not demand.delivered else '(none)'}\n"
+        f"Pending consequences:\n{inj}\nBackgrounds:\n{bgs}\nHidden threads:\n{ucs}\n"
+        f"Story material:\n{world_context[:6000]}\n\nAccepted text:\n{prose}"
+    )
+    return [ChatMessage("system", system), ChatMessage("user", user)]
+
+
+class PovAdvanceWorld(StoryTool[AdvanceInput, AdvanceResult]):
+    name = "pov_advance_world"
+
+    def __init__(self, model: StoryModelConfig | None = None, hooks: ToolHooks | None = None) -> None:
+        super().__init__(hooks)
+        self.model = model
+
+    async def _run(self, inp: AdvanceInput) -> AdvanceResult:
+        ctx, prep = inp.context, inp.prepared
+        w = prep.snapshot
+        if w.pending is None:
+            if w.last_committed_turn_id == ctx.turn_id:
+                return AdvanceResult("duplicate", w, diagnostics=[Diagnostic("advance_duplicate")])
+            raise InvalidToolInput(self.name, "prepared snapshot has no pending turn")
+        if ctx.turn_id != prep.turn_id or ctx.turn_id != w.pending.turn_id:
+            raise InvalidToolInput(self.name, f"context turn {ctx.turn_id!r} does not match prepared {prep.turn_id!r}")
+        try:
+            restore_prepared(w)
+        except PreparedMismatch as exc:
+            raise InvalidToolInput(self.name, str(exc)) from exc
+        proposal, usage, diags = None, Usage(), []
+        if self.model is not None:
+            out = await call_structured(
+                self.model, ctx, "story.advance", _messages(prep, inp.writer.prose, ctx.language, inp.world_context),
+                AdvanceProposal, lambda p: proposal_problems(w, p),
+            )
+            usage, diags = out.usage, list(out.diagnostics)
+            if not out.ok:
+                diags.append(Diagnostic("advance_pending", "no reliable world proposal; prepared state kept"))
+                return AdvanceResult("pending", w, diagnostics=diags, usage=usage)
+            proposal = out.value
+        new = commit_turn(w, ctx.turn_id, proposal, inp.writer.choices, inp.writer.next_foreground, prep.stage.offstage)
+        events = [WorldEvent("turn_committed", ctx.turn_id, {"round": new.round})]
+        return AdvanceResult("committed", new, events, diags, usage)

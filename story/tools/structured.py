@@ -1,0 +1,119 @@
+"""Structured model calls: strict JSON schema from a Struct, decode, semantic check, one repair.
+
+The budget is the seed's: at most one repair, so at most two model responses per call. Both
+attempts share the tool call's timeout. Any exception from the model except cancellation is a
+model failure: it is recorded, never raised, so each tool can apply its own failure policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Callable, TypeVar
+
+import msgspec
+
+from story.ports import ChatMessage, ModelRequest, ResponseSchema
+from story.tools.common import Diagnostic, StoryContext, StoryModelConfig, Usage
+
+T = TypeVar("T")
+MAX_RESPONSES = 2
+
+
+def strict_schema(struct_type: type) -> dict[str, Any]:
+    """msgspec schema fixed up for strict mode: inline root ``$ref``, all required, no defaults."""
+    raw = msgspec.json.schema(struct_type)
+    defs = raw.get("$defs", {})
+
+    def fix(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: fix(v) for k, v in node.items() if k not in ("default", "title")}
+            if out.get("type") == "object" and "properties" in out:
+                out["required"] = list(out["properties"])
+                out["additionalProperties"] = False
+            return out
+        if isinstance(node, list):
+            return [fix(v) for v in node]
+        return node
+
+    root = raw
+    if "$ref" in raw:
+        root = dict(defs[raw["$ref"].rsplit("/", 1)[-1]])
+    fixed = fix(root)
+    other_defs = {k: fix(v) for k, v in defs.items()}
+    if other_defs and any(k for k in other_defs):
+        fixed["$defs"] = other_defs
+    return fixed
+
+
+class StructuredOutcome(msgspec.Struct):
+    value: Any = None
+    usage: Usage = Usage()
+    diagnostics: list[Diagnostic] = []
+    responses: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+
+def _usage_of(result: Any) -> Usage:
+    u = getattr(result, "usage", None)
+    if u is None:
+        return Usage(calls=1, estimated=True)
+    return Usage(int(u.input_tokens), int(u.output_tokens), bool(u.estimated), 1)
+
+
+async def call_structured(
+    config: StoryModelConfig,
+    ctx: StoryContext,
+    purpose: str,
+    messages: list[ChatMessage],
+    output_type: type[T],
+    check: Callable[[T], list[str]] | None = None,
+    temperature: float | None = None,
+) -> StructuredOutcome:
+    """Ask for ``output_type``; on a decode or semantic error send it back once, then give up."""
+    schema = ResponseSchema(name=output_type.__name__, schema=strict_schema(output_type))
+    convo = list(messages)
+    outcome = StructuredOutcome()
+    deadline = None if config.timeout_s is None else time.monotonic() + config.timeout_s
+    for attempt in range(MAX_RESPONSES):
+        ctx.check_cancelled()
+        remaining = None if deadline is None else max(0.001, deadline - time.monotonic())
+        request = ModelRequest(
+            messages=convo, purpose=purpose, response_schema=schema, temperature=temperature,
+            timeout_s=remaining, model_config_id=config.model_config_id,
+        )
+        try:
+            async with asyncio.timeout(remaining):
+                result = await config.model.complete(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any model error is a failure for Story
+            outcome.diagnostics.append(Diagnostic(
+                "model_failed", f"{type(exc).__name__}: {exc}"[:500],
+                {"purpose": purpose, "attempt": attempt + 1, "error_type": type(exc).__name__},
+            ))
+            return outcome
+        outcome.responses += 1
+        outcome.usage = outcome.usage.plus(_usage_of(result))
+        text = result.text or ""
+        try:
+            value = msgspec.json.decode(text.encode(), type=output_type)
+            problems = check(value) if check is not None else []
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            value, problems = None, [f"invalid JSON for {output_type.__name__}: {exc}"]
+        if not problems:
+            outcome.value = value
+            return outcome
+        outcome.diagnostics.append(Diagnostic(
+            "invalid_model_output", "; ".join(problems)[:1000], {"purpose": purpose, "attempt": attempt + 1},
+        ))
+        convo = convo + [
+            ChatMessage("assistant", text[:8000]),
+            ChatMessage("user", "Your answer was rejected: " + "; ".join(problems)[:2000]
+                        + ". Reply again with only JSON that satisfies the schema and these rules."),
+        ]
+    outcome.diagnostics.append(Diagnostic("repair_exhausted", "", {"purpose": purpose, "responses": outcome.responses}))
+    return outcome

@@ -1,0 +1,128 @@
+"""Applying an accepted turn to the world: the program's half of ``PovAdvanceWorld``.
+
+The model may only propose content in writable fields (was the invitation delivered, which
+offstage consequences were shown, new offstage matters, a successor event, choices). Clocks,
+ids of existing things, capacities and mechanical stages are the program's alone, so every
+proposal is checked here and anything outside those fields cannot even be expressed.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from story.world.state import is_protected, world_problems
+from story.world.types import (
+    Background, Choice, Injection, NextForeground, Seed, WorldSnapshot,
+)
+
+replace = msgspec.structs.replace
+NEW_BACKGROUND_COUNTDOWN = 3
+
+
+class ProposedBackground(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    id: str
+    title: str
+    summary: str
+    kind: Literal["conflict", "progress"]
+
+
+class ProposedResult(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    source_id: str
+    text: str
+
+
+class ProposedChoice(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    text: str
+    expect: str
+    is_signal: bool
+
+
+class ProposedNext(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    id: str
+    title: str
+    summary: str
+
+
+class ProposedSeed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    id: str
+    owner: str
+    title: str
+    clue: str
+    invitation: str
+
+
+class AdvanceProposal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    invitation_delivered: bool
+    shown_injection_ids: list[str]
+    offstage_results: list[ProposedResult]
+    new_backgrounds: list[ProposedBackground]
+    new_seeds: list[ProposedSeed]
+    next_foreground: ProposedNext | None
+    choices: list[ProposedChoice]
+
+
+def _known_ids(w: WorldSnapshot) -> set[str]:
+    ids = {w.foreground.id, *(b.id for b in w.backgrounds), *(u.id for u in w.undercurrents)}
+    ids |= {s.id for s in w.seed_pool} | {i.id for i in w.pending_injections}
+    if w.pending_next_foreground:
+        ids.add(w.pending_next_foreground.id)
+    return ids
+
+
+def proposal_problems(w: WorldSnapshot, p: AdvanceProposal) -> list[str]:
+    known, problems = _known_ids(w), []
+    inj = {i.id for i in w.pending_injections}
+    problems += [f"unknown injection id {i!r}" for i in p.shown_injection_ids if i not in inj]
+    sources = {b.id for b in w.backgrounds} | {u.id for u in w.undercurrents} | {w.foreground.id}
+    problems += [f"unknown offstage source {r.source_id!r}" for r in p.offstage_results if r.source_id not in sources]
+    new_ids = [b.id for b in p.new_backgrounds] + [s.id for s in p.new_seeds]
+    if p.next_foreground:
+        new_ids.append(p.next_foreground.id)
+    problems += [f"id {i!r} already exists" for i in new_ids if i in known]
+    if len(set(new_ids)) != len(new_ids):
+        problems.append("new ids must be distinct")
+    if len(w.backgrounds) + len(p.new_backgrounds) > w.policy.backgrounds_max:
+        problems.append(f"at most {w.policy.backgrounds_max} backgrounds in total")
+    problems += [f"seed {s.id!r} is owned by a protected character" for s in p.new_seeds if is_protected(w.policy, s.owner)]
+    if p.invitation_delivered and (w.pending_signal_demand is None or w.pending_signal_demand.delivered):
+        problems.append("there is no undelivered invitation")
+    return problems
+
+
+def commit_turn(w: WorldSnapshot, turn_id: str, p: AdvanceProposal | None,
+                writer_choices: list[Choice] | None, writer_next: NextForeground | None,
+                shown_injection_texts: list[str]) -> WorldSnapshot:
+    """The committed world: clocks moved by the program, content from the checked proposal."""
+    base = replace(w, pending=None, round=w.round + 1, last_committed_turn_id=turn_id,
+                   foreground=replace(w.foreground, rounds=w.foreground.rounds + 1))
+    demand = base.pending_signal_demand
+    if p is None:
+        shown = {i.id for i in base.pending_injections if i.text in shown_injection_texts}
+        delivered = bool(writer_choices and any(c.is_signal for c in writer_choices))
+        injections = [i for i in base.pending_injections if i.id not in shown]
+        backgrounds, seeds, nxt = base.backgrounds, base.seed_pool, writer_next or base.pending_next_foreground
+        choices = list(writer_choices or [])
+    else:
+        delivered = p.invitation_delivered
+        injections = [i for i in base.pending_injections if i.id not in set(p.shown_injection_ids)]
+        injections += [Injection(f"res-{base.round}-{k}", r.source_id, r.text) for k, r in enumerate(p.offstage_results)]
+        backgrounds = base.backgrounds + [
+            Background(b.id, b.title, b.summary, b.kind, NEW_BACKGROUND_COUNTDOWN) for b in p.new_backgrounds]
+        seeds = base.seed_pool + [Seed(s.id, s.owner, s.title, s.clue, s.invitation) for s in p.new_seeds]
+        nxt = base.pending_next_foreground
+        if p.next_foreground is not None and nxt is None:
+            nxt = NextForeground(p.next_foreground.id, p.next_foreground.title, p.next_foreground.summary, base.foreground.id)
+        if writer_next is not None:
+            nxt = writer_next
+        choices = list(writer_choices) if writer_choices else [Choice(c.text, c.expect, c.is_signal) for c in p.choices]
+    if demand is not None and delivered and not demand.delivered:
+        demand = replace(demand, delivered=True)
+    out = replace(base, pending_signal_demand=demand, pending_injections=injections, backgrounds=backgrounds,
+                  seed_pool=seeds, seed_queue=base.seed_queue + [s.id for s in seeds if s not in base.seed_pool],
+                  pending_next_foreground=nxt, choices=choices)
+    problems = world_problems(out)
+    if problems:
+        raise ValueError(f"commit would produce an illegal world: {problems}")
+    return out
