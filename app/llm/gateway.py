@@ -1,0 +1,196 @@
+"""The ``openai.AsyncOpenAI`` adapter behind the model port.
+
+This module is the only ``openai`` code in the app. It resolves a request to a model config
+(explicit ``model_config_id``, else the stage map keyed by the purpose's first segment), shapes
+the structured-output request for what that provider supports, and turns every ``openai``
+failure into the app's error tree so callers can choose a fallback by error type. Retries are
+ours (``max_retries=0``): the client must never retry behind our budget's back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import openai
+
+from app.errors import ModelNotConfigured, ModelRefused, ModelTimeout, ModelUnavailable, UpstreamError
+from app.llm.config import LLMSettings, ModelConfig
+from app.llm.port import ModelResult, Usage
+from app.llm.structured import schema_instruction
+from app.llm.usage import estimate_usage
+
+ClientFactory = Callable[[ModelConfig, str], Any]
+_REFUSAL_HINTS = ("content_filter", "content_policy", "content policy", "safety", "refus", "moderation")
+
+
+def default_client_factory(config: ModelConfig, api_key: str) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(
+        base_url=config.base_url, api_key=api_key, max_retries=0, timeout=config.timeout_ms / 1000
+    )
+
+
+def stage_of(request: Any) -> str:
+    """``"story.plan_cycle"`` → ``"story"``: the stage map is keyed by the purpose's first segment."""
+    return str(request.purpose).split(".")[0]
+
+
+class ModelGateway:
+    """Implements ``complete(request) -> ModelResult`` for every configured stage."""
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        env: Mapping[str, str] | None = None,
+        client_factory: ClientFactory | None = None,
+    ) -> None:
+        self._settings = settings
+        self._env = os.environ if env is None else env
+        self._factory = client_factory or default_client_factory
+        self._clients: dict[str, Any] = {}
+
+    def is_configured(self, stage: str) -> bool:
+        return self._settings.model_for(stage) is not None
+
+    def config_for(self, request: Any) -> ModelConfig:
+        config_id = getattr(request, "model_config_id", None)
+        if config_id:
+            config = self._settings.models.get(config_id)
+            if config is None:
+                raise ModelNotConfigured(config_id)
+            return config
+        stage = stage_of(request)
+        config = self._settings.model_for(stage)
+        if config is None:
+            raise ModelNotConfigured(stage)
+        return config
+
+    def _client(self, config: ModelConfig) -> Any:
+        client = self._clients.get(config.id)
+        if client is None:
+            # Local OpenAI-compatible servers need no key, but the client insists on one.
+            key = self._env.get(config.api_key_env, "") if config.api_key_env else ""
+            client = self._clients[config.id] = self._factory(config, key or "not-needed")
+        return client
+
+    async def aclose(self) -> None:
+        for client in self._clients.values():
+            close = getattr(client, "close", None)
+            if close is not None:
+                await close()
+        self._clients.clear()
+
+    async def complete(self, request: Any) -> ModelResult:
+        config = self.config_for(request)
+        messages = [{"role": m.role, "content": m.content} for m in request.messages]
+        kwargs: dict[str, Any] = {"model": config.model, "messages": messages}
+        schema = getattr(request, "response_schema", None)
+        if schema is not None:
+            _apply_schema(kwargs, config, schema.name, schema.schema)
+        temperature = _first(getattr(request, "temperature", None), config.temperature)
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        max_tokens = _first(getattr(request, "max_tokens", None), config.max_tokens)
+        if max_tokens is not None:
+            kwargs["max_tokens"] = max_tokens
+        timeout_s = _first(getattr(request, "timeout_s", None), config.timeout_ms / 1000)
+        kwargs["timeout"] = timeout_s
+
+        client = self._client(config)
+        try:
+            # Overall deadline: the HTTP timeout is per read, a trickling server could exceed it.
+            # CancelledError is not caught anywhere here, so cancelling the caller aborts the call.
+            async with asyncio.timeout(timeout_s):
+                response = await client.chat.completions.create(**kwargs)
+        except TimeoutError:
+            raise ModelTimeout(f"model {config.id} did not answer within {timeout_s:g}s", details=_d(config)) from None
+        except openai.APITimeoutError:
+            raise ModelTimeout(f"model {config.id} timed out", details=_d(config)) from None
+        except openai.APIConnectionError as exc:
+            raise ModelUnavailable(f"cannot reach model {config.id}: {exc}", details=_d(config)) from None
+        except openai.APIStatusError as exc:
+            raise _status_error(config, exc) from None
+        except openai.OpenAIError as exc:
+            raise UpstreamError(f"model {config.id} failed: {exc}", details=_d(config)) from None
+        return _result(config, messages, response)
+
+
+def _first(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
+
+
+def _d(config: ModelConfig, **extra: Any) -> dict[str, Any]:
+    return {"modelConfig": config.id, "model": config.model, **extra}
+
+
+def _apply_schema(kwargs: dict[str, Any], config: ModelConfig, name: str, schema: dict[str, Any]) -> None:
+    """Ask for JSON the strongest way the provider supports; weaker modes get the schema as text."""
+    if config.structured_output == "json_schema":
+        kwargs["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": schema, "strict": True},
+        }
+        return
+    if config.structured_output == "json_object":
+        kwargs["response_format"] = {"type": "json_object"}
+    instruction = schema_instruction(name, schema)
+    messages = kwargs["messages"]
+    if messages and messages[0]["role"] == "system":
+        messages[0] = {"role": "system", "content": messages[0]["content"] + "\n\n" + instruction}
+    else:
+        messages.insert(0, {"role": "system", "content": instruction})
+
+
+def _status_error(config: ModelConfig, exc: openai.APIStatusError) -> Exception:
+    status = exc.status_code
+    details = _d(config, status=status)
+    text = f"{getattr(exc, 'code', '') or ''} {exc.message}".lower()
+    if status == 408:
+        return ModelTimeout(f"model {config.id} timed out (HTTP 408)", details=details)
+    if status == 429 or status >= 500:
+        return ModelUnavailable(f"model {config.id} is unavailable (HTTP {status}): {exc.message}", details=details)
+    if any(hint in text for hint in _REFUSAL_HINTS):
+        return ModelRefused(f"model {config.id} refused the request: {exc.message}", details=details)
+    if status in (401, 403, 404):
+        err = ModelUnavailable(f"model {config.id} rejected our credentials or model name (HTTP {status})", details=details)
+        err.retryable = False
+        return err
+    hint = ""
+    if "response_format" in text or "json_schema" in text:
+        hint = f" (if the provider lacks json_schema support, set llm.models.{config.id}.structuredOutput)"
+    return UpstreamError(
+        f"model {config.id} rejected the request (HTTP {status}): {exc.message}{hint}",
+        code="model_request_rejected",
+        details=details,
+    )
+
+
+def _result(config: ModelConfig, messages: list[dict[str, str]], response: Any) -> ModelResult:
+    choices = getattr(response, "choices", None) or []
+    choice = choices[0] if choices else None
+    message = getattr(choice, "message", None)
+    finish_reason = getattr(choice, "finish_reason", None)
+    refusal = getattr(message, "refusal", None)
+    if refusal:
+        raise ModelRefused(f"model {config.id} refused: {refusal}", details=_d(config))
+    if finish_reason == "content_filter":
+        raise ModelRefused(f"model {config.id} output was blocked by a content filter", details=_d(config))
+    # Empty content is returned as is: complete_struct treats it as invalid output and repairs.
+    text = getattr(message, "content", None) or ""
+    usage = getattr(response, "usage", None)
+    if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
+        result_usage = Usage(
+            input_tokens=int(usage.prompt_tokens or 0),
+            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        )
+    else:
+        result_usage = estimate_usage((m["content"] for m in messages), text)
+    return ModelResult(
+        text=text,
+        usage=result_usage,
+        model=getattr(response, "model", None) or config.model,
+        finish_reason=finish_reason,
+    )

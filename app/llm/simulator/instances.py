@@ -1,0 +1,159 @@
+"""Generate a valid instance of a JSON schema with a seeded RNG (and deliberately invalid ones).
+
+Covers what ``msgspec.json.schema`` + our strict fix-up emit: types (also type lists), enum,
+const, anyOf/oneOf/allOf, $ref into $defs/definitions, numeric bounds (inclusive, exclusive,
+multipleOf), string lengths and common formats, array item counts (items, prefixItems,
+uniqueItems), objects with properties/required and map-like additionalProperties.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import uuid
+from typing import Any
+
+from app.llm.simulator.language import simulated_string
+
+MAX_DEPTH = 8
+_FORMATS = {
+    "date-time": lambda r: f"2024-0{r.randint(1, 9)}-1{r.randint(0, 9)}T12:00:00Z",
+    "date": lambda r: f"2024-0{r.randint(1, 9)}-1{r.randint(0, 9)}",
+    "time": lambda r: f"1{r.randint(0, 9)}:30:00",
+    "uuid": lambda r: str(uuid.UUID(int=r.getrandbits(128), version=4)),
+    "email": lambda r: f"simulated{r.randint(1, 999)}@example.com",
+    "uri": lambda r: f"https://example.com/simulated/{r.randint(1, 999)}",
+    "duration": lambda r: f"PT{r.randint(1, 59)}S",
+}
+
+
+class InstanceGenerator:
+    def __init__(self, root: dict[str, Any], rng: random.Random, language: str = "en") -> None:
+        self.root = root
+        self.rng = rng
+        self.language = language
+
+    def generate(self, schema: dict[str, Any] | None = None, depth: int = 0) -> Any:
+        schema = self.root if schema is None else schema
+        if "$ref" in schema:
+            return self.generate(self._resolve(schema["$ref"]), depth + 1)
+        if "const" in schema:
+            return schema["const"]
+        if "enum" in schema:
+            return self.rng.choice(schema["enum"])
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                options = schema[key]
+                if depth >= MAX_DEPTH:  # prefer a terminating branch (null) deep in recursive schemas
+                    options = [o for o in options if o.get("type") == "null"] or options
+                return self.generate(self.rng.choice(options), depth + 1)
+        if "allOf" in schema:
+            merged: dict[str, Any] = {}
+            for part in schema["allOf"]:
+                merged.update(self._resolve(part["$ref"]) if "$ref" in part else part)
+            return self.generate(merged, depth + 1)
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            kind = "null" if depth >= MAX_DEPTH and "null" in kind else self.rng.choice(kind)
+        if kind is None:
+            kind = "object" if "properties" in schema else "string"
+        return getattr(self, f"_{kind}")(schema, depth)
+
+    def _resolve(self, ref: str) -> dict[str, Any]:
+        if not ref.startswith("#"):
+            raise ValueError(f"only local $ref is supported, got {ref!r}")
+        node: Any = self.root
+        for part in ref.lstrip("#/").split("/") if ref != "#" else []:
+            node = node[part.replace("~1", "/").replace("~0", "~")]
+        return node
+
+    def _null(self, schema: dict[str, Any], depth: int) -> None:
+        return None
+
+    def _boolean(self, schema: dict[str, Any], depth: int) -> bool:
+        return self.rng.random() < 0.5
+
+    def _integer(self, schema: dict[str, Any], depth: int) -> int:
+        lo = schema.get("minimum", -math.inf)
+        hi = schema.get("maximum", math.inf)
+        if "exclusiveMinimum" in schema:
+            lo = max(lo, math.floor(schema["exclusiveMinimum"]) + 1)
+        if "exclusiveMaximum" in schema:
+            hi = min(hi, math.ceil(schema["exclusiveMaximum"]) - 1)
+        lo = math.ceil(lo) if lo != -math.inf else (0 if hi == math.inf or hi >= 0 else int(hi) - 100)
+        hi = math.floor(hi) if hi != math.inf else lo + 100
+        step = schema.get("multipleOf")
+        if step:
+            first = math.ceil(lo / step) * step
+            count = max(0, int((hi - first) // step))
+            return int(first + step * self.rng.randint(0, count))
+        return self.rng.randint(int(lo), int(hi))
+
+    def _number(self, schema: dict[str, Any], depth: int) -> float | int:
+        if schema.get("multipleOf"):
+            return self._integer(schema, depth)
+        lo = schema.get("minimum", schema.get("exclusiveMinimum"))
+        hi = schema.get("maximum", schema.get("exclusiveMaximum"))
+        lo = float(lo) if lo is not None else (min(0.0, hi - 100.0) if hi is not None else 0.0)
+        hi = float(hi) if hi is not None else lo + 100.0
+        value = round(self.rng.uniform(lo, hi), 3)
+        if value <= lo and "exclusiveMinimum" in schema or value >= hi and "exclusiveMaximum" in schema or not lo <= value <= hi:
+            value = (lo + hi) / 2
+        return value
+
+    def _string(self, schema: dict[str, Any], depth: int) -> str:
+        fmt = schema.get("format")
+        if fmt in _FORMATS:
+            return _FORMATS[fmt](self.rng)
+        return simulated_string(self.rng, self.language, schema.get("minLength", 0), schema.get("maxLength"))
+
+    def _array(self, schema: dict[str, Any], depth: int) -> list[Any]:
+        prefix = schema.get("prefixItems", [])
+        lo = schema.get("minItems", 0 if depth >= MAX_DEPTH else 1)
+        hi = schema.get("maxItems", max(lo, len(prefix), 3))
+        if depth >= MAX_DEPTH:
+            hi = max(lo, len(prefix))
+        count = self.rng.randint(lo, max(lo, hi))
+        items: list[Any] = [self.generate(p, depth + 1) for p in prefix[:count]]
+        item_schema = schema.get("items", {} if not prefix else None)
+        tries = 0
+        while len(items) < count and item_schema is not None and item_schema is not False:
+            item = self.generate(item_schema, depth + 1)
+            tries += 1
+            if schema.get("uniqueItems") and item in items and tries < 50:
+                continue
+            items.append(item)
+        return items
+
+    def _object(self, schema: dict[str, Any], depth: int) -> dict[str, Any]:
+        props: dict[str, Any] = schema.get("properties", {})
+        required = set(schema.get("required", []))
+        out = {
+            name: self.generate(sub, depth + 1)
+            for name, sub in props.items()
+            if name in required or (depth < MAX_DEPTH and self.rng.random() < 0.5)
+        }
+        extra = schema.get("additionalProperties")
+        if not props and isinstance(extra, dict):  # a map: dict[str, X]
+            lo = schema.get("minProperties", 0)
+            for i in range(self.rng.randint(lo, max(lo, 2 if depth < MAX_DEPTH else 0))):
+                out[f"{simulated_string(self.rng, 'en', 3, 12)}{i}"] = self.generate(extra, depth + 1)
+        return out
+
+
+def generate_instance(schema: dict[str, Any], rng: random.Random, language: str = "en") -> Any:
+    return InstanceGenerator(schema, rng, language).generate()
+
+
+def violate(instance: Any, schema: dict[str, Any]) -> Any:
+    """A schema-violating variant: wrong type for one field plus an unknown field (or wrong root type)."""
+    if isinstance(instance, dict):
+        broken = dict(instance)
+        if broken:
+            first = next(iter(broken))
+            broken[first] = [] if isinstance(broken[first], str) else "simulated-violation"
+        broken["simulatorViolation"] = True
+        return broken
+    if isinstance(instance, str):
+        return {"simulatorViolation": True}
+    return "simulated-violation"
