@@ -1,0 +1,96 @@
+"""The ``companion`` command line."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+
+import click
+
+from app.errors import SettingsError
+
+
+def _settings():
+    from app.settings import load_settings
+
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        raise click.ClickException(exc.message) from None
+
+
+@click.group()
+def main() -> None:
+    """AI-companion group-chat backend."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+@main.command()
+@click.option("--host", default=None, help="Bind address (default: COMPANION_HOST or 127.0.0.1).")
+@click.option("--port", default=None, type=int, help="Port (default: COMPANION_PORT or 8000).")
+def serve(host: str | None, port: int | None) -> None:
+    """Run the HTTP server. Migrates the embedded SQLite database on start."""
+    import uvicorn
+
+    from app.db.engine import create_engine
+    from app.main import UnmigratedDatabase, create_app, prepare_database
+
+    settings = _settings()
+    logging.getLogger().setLevel(settings.log_level.upper())
+
+    async def check() -> None:
+        engine = create_engine(settings.database_url)
+        try:
+            await prepare_database(settings, engine)
+        finally:
+            await engine.dispose()
+
+    try:
+        asyncio.run(check())
+    except UnmigratedDatabase as exc:
+        raise click.ClickException(str(exc)) from None
+    if not settings.llm.models:
+        click.echo("no LLM configured: stages with an offline fallback use it; the others answer 503 model_not_configured")
+    uvicorn.run(create_app(settings), host=host or settings.host, port=port or settings.port, log_level="info")
+
+
+@main.command()
+@click.option("--revision", default="head", show_default=True)
+def migrate(revision: str) -> None:
+    """Upgrade the configured database (SQLite or PostgreSQL) to a revision."""
+    from app.db.migrate import upgrade_sync
+
+    settings = _settings()
+    upgrade_sync(settings.database_url, revision)
+    click.echo(f"database upgraded to {revision}")
+
+
+@main.command()
+@click.option("--user", required=True, help="User id (the token's 'sub').")
+@click.option("--admin", is_flag=True, help="Grant the admin scope.")
+@click.option("--ttl", default="1d", show_default=True, help="Lifetime: 90s, 15m, 12h, 1d ...")
+def token(user: str, admin: bool, ttl: str) -> None:
+    """Print a bearer token for local use."""
+    from app.auth.tokens import issue_token, parse_ttl
+
+    settings = _settings()
+    try:
+        seconds = parse_ttl(ttl)
+        click.echo(issue_token(settings.jwt_secret, user, admin=admin, ttl_s=seconds))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _register_optional() -> None:
+    try:
+        from app.llm.simulator.cli import simulate_llm
+    except ImportError:  # pragma: no cover - during partial installs
+        return
+    main.add_command(simulate_llm, "simulate-llm")
+
+
+_register_optional()
+
+if __name__ == "__main__":
+    sys.exit(main())

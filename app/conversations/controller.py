@@ -1,0 +1,49 @@
+"""/v1/conversations: owner only; another user's conversation is a 404."""
+
+from __future__ import annotations
+
+from litestar import Controller, Response, delete, get, patch, post
+from litestar.datastructures import State
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth.tokens import Principal
+from app.conversations import service
+from app.conversations.schemas import ConversationCreate, ConversationOut, ConversationUpdate, MemberAdd
+
+
+class ConversationController(Controller):
+    path = "/v1/conversations"
+    tags = ["conversations"]
+
+    @post("/")
+    async def create(
+        self, data: ConversationCreate, session: AsyncSession, principal: Principal, state: State
+    ) -> Response[ConversationOut]:
+        out = await service.create_conversation(session, principal.user_id, data, state.settings.limits)
+        return Response(out, status_code=201 if out.created else 200)
+
+    @get("/")
+    async def list_all(self, session: AsyncSession, principal: Principal) -> list[ConversationOut]:
+        return await service.list_conversations(session, principal.user_id)
+
+    @get("/{conversation_id:str}")
+    async def read(self, conversation_id: str, session: AsyncSession, principal: Principal) -> ConversationOut:
+        return await service.to_out(session, await service.get_owned(session, principal.user_id, conversation_id))
+
+    @patch("/{conversation_id:str}")
+    async def update(
+        self, conversation_id: str, data: ConversationUpdate, session: AsyncSession, principal: Principal
+    ) -> ConversationOut:
+        return await service.update_conversation(session, principal.user_id, conversation_id, data)
+
+    @post("/{conversation_id:str}/members", status_code=200)
+    async def add_member(
+        self, conversation_id: str, data: MemberAdd, session: AsyncSession, principal: Principal, state: State
+    ) -> ConversationOut:
+        return await service.add_member(session, principal.user_id, conversation_id, data.agent_id, state.settings.limits)
+
+    @delete("/{conversation_id:str}/members/{agent_id:str}", status_code=200)
+    async def remove_member(
+        self, conversation_id: str, agent_id: str, session: AsyncSession, principal: Principal, state: State
+    ) -> ConversationOut:
+        return await service.remove_member(session, principal.user_id, conversation_id, agent_id, state.settings.limits)

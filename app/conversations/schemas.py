@@ -1,0 +1,49 @@
+"""Conversation API shapes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from app.api.schemas import ApiInput, ApiStruct
+
+Title = Annotated[str, Meta(max_length=200)]
+
+
+class ConversationCreate(ApiInput):
+    kind: Literal["group", "direct"]
+    agent_ids: Annotated[list[str], Meta(min_length=1, max_length=64)]
+    title: Title = ""
+    settings: dict[str, Any] | None = None
+
+
+class ConversationUpdate(ApiInput):
+    title: Title | UnsetType = UNSET
+    settings: dict[str, Any] | UnsetType = UNSET
+
+
+class MemberAdd(ApiInput):
+    agent_id: str
+
+
+class MemberOut(ApiStruct):
+    agent_id: str
+    name: str
+    display_order: int
+
+
+class ConversationOut(ApiStruct):
+    id: str
+    kind: str
+    title: str
+    members: list[MemberOut]
+    settings: dict[str, Any]
+    message_count: int
+    last_message_at_ms: int | None
+    version: int
+    created_at: datetime
+    updated_at: datetime
+    created: bool = msgspec.field(default=True)

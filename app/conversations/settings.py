@@ -1,0 +1,79 @@
+"""Per-conversation settings: validated on write, stored normalised (defaults filled in).
+
+Unknown keys anywhere are rejected (422) so a typo never silently does nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+from app.api.schemas import ApiInput
+from app.errors import ValidationFailed
+
+_BCP47 = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|\d{3}))?(-[A-Za-z0-9]{5,8})*$")
+
+
+class StorySettings(ApiInput):
+    enabled: bool = False
+    model_config_id: str | None = None
+    initializer_model_config_id: str | None = None
+    model_call_timeout_ms: Annotated[int, Meta(ge=1_000, le=180_000)] = 45_000
+    post_turn_timeout_ms: Annotated[int, Meta(ge=1_000, le=180_000)] = 90_000
+    max_state_bytes: Annotated[int, Meta(ge=4_000, le=60_000)] = 60_000
+    seed: Annotated[int, Meta(ge=0, le=2**32 - 1)] = 731
+
+
+class AutoReplySettings(ApiInput):
+    enabled: bool = True
+    model_config_id: str | None = None
+    suggestion_count: Annotated[int, Meta(ge=2, le=4)] = 3
+    context_message_count: Annotated[int, Meta(ge=2, le=6)] = 6
+    max_suggestion_chars: Annotated[int, Meta(ge=32, le=300)] = 160
+    max_tokens: Annotated[int, Meta(ge=64, le=1024)] = 384
+    timeout_ms: Annotated[int, Meta(ge=1_000, le=30_000)] = 15_000
+    temperature: Annotated[float, Meta(ge=0.0, le=2.0)] = 0.7
+    fallback: Literal["none", "conservative"] = "none"
+
+
+class ConversationSettings(ApiInput):
+    language: Annotated[str, Meta(min_length=2, max_length=35)] = "zh-CN"
+    reply_limit: Annotated[int, Meta(ge=1, le=4)] = 2
+    chattiness: Literal["quiet", "balanced", "lively"] = "balanced"
+    story: StorySettings = msgspec.field(default_factory=StorySettings)
+    auto_reply: AutoReplySettings = msgspec.field(default_factory=AutoReplySettings)
+
+
+def parse_settings(raw: dict[str, Any] | None, base: dict[str, Any] | None = None) -> ConversationSettings:
+    """Validate ``raw`` (camelCase keys) merged over ``base`` (a stored, normalised settings dict).
+
+    Nested blocks merge one level deep, so ``{"autoReply": {"enabled": false}}`` keeps the other
+    auto-reply values."""
+    merged: dict[str, Any] = dict(base or {})
+    for key, value in (raw or {}).items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    try:
+        settings = msgspec.convert(merged, ConversationSettings)
+    except msgspec.ValidationError as exc:
+        raise ValidationFailed(f"invalid settings: {exc}", code="invalid_settings") from None
+    if not _BCP47.match(settings.language):
+        raise ValidationFailed(
+            f"invalid settings: language {settings.language!r} is not a BCP-47 tag (e.g. zh-CN, en, ja)",
+            code="invalid_settings",
+        )
+    if settings.story.enabled and not settings.story.model_config_id:
+        raise ValidationFailed(
+            "invalid settings: story.modelConfigId is required when story.enabled is true",
+            code="invalid_settings",
+        )
+    return settings
+
+
+def dump_settings(settings: ConversationSettings) -> dict[str, Any]:
+    return msgspec.to_builtins(settings)

@@ -1,0 +1,159 @@
+"""SQLAlchemy 2 models. Alembic migrations under ``migrations/`` are the only way the schema
+changes; ``tests/integration/test_migrations.py`` asserts the two never drift."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+JsonType = JSON().with_variant(JSONB(), "postgresql")
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Agent(Base):
+    __tablename__ = "agents"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(64))
+    headline: Mapped[str] = mapped_column(Text, default="")
+    description: Mapped[str] = mapped_column(Text, default="")
+    story_background: Mapped[str] = mapped_column(Text, default="")
+    personality_prompt: Mapped[str] = mapped_column(Text, default="")
+    tone_prompt: Mapped[str] = mapped_column(Text, default="")
+    guardrails_prompt: Mapped[str] = mapped_column(Text, default="")
+    default_prompt: Mapped[str] = mapped_column(Text, default="")
+    image_key: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    aliases: Mapped[list[str]] = mapped_column(JsonType, default=list)
+    capabilities: Mapped[dict[str, float] | None] = mapped_column(JsonType, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class Conversation(Base):
+    __tablename__ = "conversations"
+    __table_args__ = (
+        CheckConstraint("kind IN ('direct', 'group')", name="kind"),
+        Index("ix_conversations_owner_updated", "owner_id", "updated_at"),
+        # At most one direct conversation per (owner, agent): enforced by the database.
+        UniqueConstraint("owner_id", "direct_agent_id", name="uq_conversations_owner_direct_agent"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    owner_id: Mapped[str] = mapped_column(String(128))
+    kind: Mapped[str] = mapped_column(String(16))
+    title: Mapped[str] = mapped_column(String(200), default="")
+    direct_agent_id: Mapped[str | None] = mapped_column(
+        String(32), ForeignKey("agents.id", ondelete="RESTRICT"), nullable=True
+    )
+    settings: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    message_count: Mapped[int] = mapped_column(Integer, default=0)
+    last_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    last_message_at_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ConversationMember(Base):
+    __tablename__ = "conversation_members"
+    __table_args__ = (UniqueConstraint("conversation_id", "agent_id", name="uq_conversation_members_agent"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    conversation_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("conversations.id", ondelete="CASCADE"), index=True
+    )
+    agent_id: Mapped[str] = mapped_column(String(32), ForeignKey("agents.id", ondelete="RESTRICT"), index=True)
+    display_order: Mapped[int] = mapped_column(Integer, default=0)
+    joined_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Turn(Base):
+    __tablename__ = "turns"
+    __table_args__ = (
+        CheckConstraint("status IN ('running', 'completed', 'failed')", name="status"),
+        UniqueConstraint("conversation_id", "idempotency_key", name="uq_turns_conversation_idempotency"),
+        Index("ix_turns_conversation_created", "conversation_id", "created_at"),
+        Index("ix_turns_created", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    conversation_id: Mapped[str] = mapped_column(String(32), ForeignKey("conversations.id", ondelete="CASCADE"))
+    owner_id: Mapped[str] = mapped_column(String(128))
+    user_message_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    idempotency_key: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    # Non-null only while running: a unique index makes "one running turn per conversation"
+    # a database fact that holds across server processes.
+    running_lock: Mapped[str | None] = mapped_column(String(32), nullable=True, unique=True)
+    intent: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
+    emotion: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
+    timings: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    usage: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class Message(Base):
+    __tablename__ = "messages"
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "seq", name="uq_messages_conversation_seq"),
+        CheckConstraint("role IN ('user', 'agent')", name="role"),
+        Index("ix_messages_turn", "turn_id"),
+        Index("ix_messages_agent_created", "agent_id", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    conversation_id: Mapped[str] = mapped_column(String(32), ForeignKey("conversations.id", ondelete="CASCADE"))
+    turn_id: Mapped[str | None] = mapped_column(String(32), ForeignKey("turns.id", ondelete="SET NULL"), nullable=True)
+    seq: Mapped[int] = mapped_column(BigInteger)
+    role: Mapped[str] = mapped_column(String(16))
+    agent_id: Mapped[str | None] = mapped_column(String(32), ForeignKey("agents.id", ondelete="SET NULL"), nullable=True)
+    content: Mapped[str] = mapped_column(Text)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    reply_kind: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    respond_to_agent_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    metadata_json: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    edited_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -1,0 +1,81 @@
+"""Composition root: builds the Litestar app from settings."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from litestar import Litestar
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.agents.controller import AgentController
+from app.api.deps import provide_principal, provide_session
+from app.api.errors import EXCEPTION_HANDLERS
+from app.api.health import healthz, readyz
+from app.conversations.controller import ConversationController
+from app.db.engine import create_engine, session_factory
+from app.db.migrate import is_at_head, upgrade
+from app.errors import SettingsError
+from app.messages.controller import MessageController
+from app.settings import Settings
+
+log = logging.getLogger("app")
+
+
+class UnmigratedDatabase(RuntimeError):
+    pass
+
+
+async def prepare_database(settings: Settings, engine: AsyncEngine) -> None:
+    """Embedded SQLite is migrated on start; an external database must be migrated explicitly."""
+    if await is_at_head(engine):
+        return
+    if settings.is_embedded_sqlite:
+        log.info("migrating embedded SQLite database to head")
+        await upgrade(settings.database_url)
+        return
+    raise UnmigratedDatabase(
+        "the database is not at the newest migration; run `companion migrate` first "
+        "(refusing to serve an unmigrated external database)"
+    )
+
+
+def build_model(settings: Settings) -> Any:
+    from app.llm.gateway import ModelGateway
+
+    return ModelGateway(settings.llm)
+
+
+def create_app(settings: Settings, *, model: Any = None, engine: AsyncEngine | None = None) -> Litestar:
+    """``model`` replaces the LLM gateway (tests pass a fake); ``engine`` shares a database."""
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        own_engine = engine is None
+        eng = engine or create_engine(settings.database_url)
+        try:
+            await prepare_database(settings, eng)
+            app.state.engine = eng
+            app.state.sessions = session_factory(eng)
+            app.state.model = model if model is not None else build_model(settings)
+            yield
+        finally:
+            if own_engine:
+                await eng.dispose()
+
+    if settings.limits.max_body_bytes <= 0:
+        raise SettingsError("COMPANION_MAX_BODY_BYTES", "must be positive")
+    return Litestar(
+        route_handlers=[healthz, readyz, AgentController, ConversationController, MessageController],
+        dependencies={"session": Provide(provide_session), "principal": Provide(provide_principal, sync_to_thread=False)},
+        exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        lifespan=[lifespan],
+        state=State({"settings": settings}),
+        request_max_body_size=settings.limits.max_body_bytes,
+        openapi_config=OpenAPIConfig(title="Companion group-chat backend", version="0.1.0", path="/schema"),
+    )

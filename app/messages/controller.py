@@ -1,0 +1,67 @@
+"""/v1/conversations/{id}/messages."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from litestar import Controller, delete, get, patch, post
+from litestar.datastructures import State
+from litestar.params import Parameter
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth.tokens import Principal
+from app.errors import ValidationFailed
+from app.messages import service
+from app.messages.schemas import MessageCreate, MessageEdit, MessageOut, MessagePage
+
+
+class MessageController(Controller):
+    path = "/v1/conversations/{conversation_id:str}/messages"
+    tags = ["messages"]
+
+    @get("/")
+    async def list_page(
+        self,
+        conversation_id: str,
+        session: AsyncSession,
+        principal: Principal,
+        state: State,
+        before: Annotated[int | None, Parameter(description="desc order: only messages with seq < before")] = None,
+        after: Annotated[int | None, Parameter(description="asc order: only messages with seq > after")] = None,
+        limit: Annotated[int, Parameter(ge=1)] = 50,
+        order: Literal["desc", "asc"] = "desc",
+    ) -> MessagePage:
+        if limit > state.settings.limits.max_page_size:
+            raise ValidationFailed(f"limit must be at most {state.settings.limits.max_page_size}", code="invalid_limit")
+        if (order == "desc" and after is not None) or (order == "asc" and before is not None):
+            raise ValidationFailed("use 'before' with order=desc and 'after' with order=asc", code="invalid_cursor")
+        cursor = before if order == "desc" else after
+        return await service.list_messages(
+            session, principal.user_id, conversation_id, cursor=cursor, limit=limit, order=order
+        )
+
+    @post("/")
+    async def create(
+        self, conversation_id: str, data: MessageCreate, session: AsyncSession, principal: Principal, state: State
+    ) -> MessageOut:
+        return await service.post_user_message(
+            session, principal.user_id, conversation_id, data.content, state.settings.limits
+        )
+
+    @patch("/{message_id:str}")
+    async def edit(
+        self,
+        conversation_id: str,
+        message_id: str,
+        data: MessageEdit,
+        session: AsyncSession,
+        principal: Principal,
+        state: State,
+    ) -> MessageOut:
+        return await service.edit_message(
+            session, principal.user_id, conversation_id, message_id, data.content, state.settings.limits
+        )
+
+    @delete("/{message_id:str}")
+    async def remove(self, conversation_id: str, message_id: str, session: AsyncSession, principal: Principal) -> None:
+        await service.delete_message(session, principal.user_id, conversation_id, message_id)

@@ -1,0 +1,68 @@
+"""Message insertion with a gap-free per-conversation ``seq``.
+
+The counter lives on the conversation row and is bumped by an ``UPDATE ... RETURNING`` that is the
+first statement of the inserting transaction. On PostgreSQL the row lock serialises concurrent
+inserts into one conversation; on SQLite the first write takes the database write lock (waiting on
+the busy timeout). Either way the seq, ``message_count`` and ``last_message_at_ms`` change in the
+same transaction as the insert, so a rolled-back insert leaves no gap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any
+
+from sqlalchemy import case, func, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.models import Conversation, Message, utcnow
+from app.errors import NotFound
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+async def insert_message(
+    session: AsyncSession,
+    conversation_id: str,
+    *,
+    role: str,
+    content: str,
+    agent_id: str | None = None,
+    turn_id: str | None = None,
+    reply_kind: str | None = None,
+    respond_to_agent_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    at_ms: int | None = None,
+) -> Message:
+    """Insert one message; the caller commits. Must be the first write of the transaction."""
+    at_ms = at_ms if at_ms is not None else now_ms()
+    last = Conversation.last_message_at_ms
+    seq = await session.scalar(
+        update(Conversation)
+        .where(Conversation.id == conversation_id)
+        .values(
+            last_seq=Conversation.last_seq + 1,
+            message_count=Conversation.message_count + 1,
+            last_message_at_ms=case((func.coalesce(last, 0) > at_ms, last), else_=at_ms),
+            updated_at=utcnow(),
+        )
+        .returning(Conversation.last_seq)
+        .execution_options(synchronize_session=False)
+    )
+    if seq is None:
+        raise NotFound(f"conversation {conversation_id} not found", code="conversation_not_found")
+    message = Message(
+        conversation_id=conversation_id, turn_id=turn_id, seq=seq, role=role, agent_id=agent_id,
+        content=content, content_hash=content_hash(content), reply_kind=reply_kind,
+        respond_to_agent_id=respond_to_agent_id, metadata_json=metadata or {},
+    )  # fmt: skip
+    session.add(message)
+    await session.flush()
+    return message
