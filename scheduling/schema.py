@@ -33,6 +33,7 @@ def strict_json_schema(struct_type: type) -> dict[str, Any]:
     defs = raw.get("$defs", {})
     ref = raw.get("$ref", "")
     root = dict(defs.get(ref.rsplit("/", 1)[-1], raw)) if ref else dict(raw)
+    root.pop("description", None)  # developer docstrings are not instructions for the model
     others = {k: v for k, v in defs.items() if f"#/$defs/{k}" != ref}
     if others:
         root["$defs"] = others

@@ -1,0 +1,109 @@
+"""One decision per turn: mentions first, then the LLM's valid choice, then the scorer.
+
+The app runs the model calls; this function only decides, from values, and explains itself
+(``SelectionDecision`` is what goes into message metadata and the decision rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+
+from scheduling.context import GroupSpeakingContext
+from scheduling.emotion.model import UserEmotion
+from scheduling.intent.model import UserIntent
+from scheduling.profiles import AgentProfile
+from scheduling.selection.scorer import (
+    CandidateScore, Chattiness, SelectedBy, is_addressed_to_several, plan_reply_count, score_candidates,
+)
+from scheduling.selection.validation import SpeakerSelection, normalize_selection, validate_selection
+from scheduling.selection.weights import DEFAULT_WEIGHTS, ScoringWeights
+
+
+class SelectionDecision(msgspec.Struct, rename="camel"):
+    candidates: list[CandidateScore]
+    selected_agent_ids: list[str]
+    selected_by: dict[str, SelectedBy]
+    reason: str
+    weights_version: str
+    reply_target: int
+    llm_problems: list[str] = []
+
+
+def llm_selection_needed(
+    intent: UserIntent, emotion: UserEmotion, mentions: Sequence[str], *, reply_limit: int,
+    candidate_count: int, chattiness: Chattiness = "balanced",
+) -> bool:
+    """False when the mentions already fill the turn, so the app can skip the selector call."""
+    target = plan_reply_count(intent, emotion, mention_count=len(mentions), reply_limit=reply_limit,
+                              candidate_count=candidate_count, chattiness=chattiness)
+    return len(mentions) < target or (not mentions and candidate_count > 1)
+
+
+def decide_speakers(
+    *,
+    agents: Sequence[AgentProfile],
+    context: GroupSpeakingContext,
+    intent: UserIntent,
+    mentions: Sequence[str],
+    weights: ScoringWeights = DEFAULT_WEIGHTS,
+    llm_selection: SpeakerSelection | None = None,
+    reply_limit: int = 2,
+    chattiness: Chattiness = "balanced",
+    emotion: UserEmotion | None = None,
+) -> SelectionDecision:
+    """Who replies, in order, and by which rule.
+
+    1. Mentioned agents (members only, mention order, up to ``reply_limit``) — ``mention``.
+    2. Remaining slots from ``llm_selection`` if it passes ``validate_selection`` — ``llm``.
+       Without mentions the LLM decides the count itself (≤ ``reply_limit``; 1 when quiet and
+       not addressed to several); with mentions it only fills up to the planned count.
+    3. Otherwise the scorer's top candidates up to ``plan_reply_count`` — ``fallback``.
+    """
+    emotion = emotion or context.user_emotion
+    ids = [a.id for a in agents]
+    mentioned = [m for m in dict.fromkeys(mentions) if m in ids][: max(1, reply_limit)]
+    ranked = score_candidates(agents, context, mentioned, weights, emotion)
+    target = plan_reply_count(intent, emotion, mention_count=len(mentioned), reply_limit=reply_limit,
+                              candidate_count=len(ids), chattiness=chattiness)
+    chosen: dict[str, SelectedBy] = {m: "mention" for m in mentioned}
+    notes = [f"named by the user: {', '.join(mentioned)}"] if mentioned else []
+
+    problems: list[str] = []
+    llm_ids: list[str] = []
+    if llm_selection is not None:
+        problems = validate_selection(llm_selection, ids, max(1, reply_limit))
+        if not problems:
+            llm_ids = normalize_selection(llm_selection).selected_agent_ids
+
+    if len(chosen) < target:
+        if llm_ids:
+            cap = target if mentioned else (
+                1 if chattiness == "quiet" and not is_addressed_to_several(intent, 0) else max(1, reply_limit))
+            for agent_id in llm_ids:
+                if len(chosen) >= cap:
+                    break
+                chosen.setdefault(agent_id, "llm")
+            notes.append(f"llm: {llm_selection.reason.strip()}" if llm_selection.reason.strip() else "llm selection")
+        else:
+            for candidate in ranked:
+                if len(chosen) >= target:
+                    break
+                chosen.setdefault(candidate.agent_id, "fallback")
+            why = f"llm selection rejected ({'; '.join(problems)}); " if problems else ""
+            notes.append(f"{why}fallback scorer {weights.version}: top {target} of {len(ids)} by score")
+
+    for candidate in ranked:
+        if candidate.agent_id in chosen:
+            candidate.selected = True
+            candidate.selected_by = chosen[candidate.agent_id]
+    return SelectionDecision(
+        candidates=ranked,
+        selected_agent_ids=list(chosen),
+        selected_by=chosen,
+        reason="; ".join(notes)[:1000],
+        weights_version=weights.version,
+        reply_target=target,
+        llm_problems=problems,
+    )
