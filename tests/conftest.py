@@ -96,3 +96,21 @@ async def engine(db_url: str) -> AsyncIterator:
     eng = create_engine(db_url)
     yield eng
     await eng.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A brand-new, unmigrated database (for migration tests)."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'empty.db'}"
+        return
+    base = os.environ.get(PG_ENV)
+    if not base:
+        pytest.skip(f"PostgreSQL variant skipped: set {PG_ENV} to run it")
+    name = f"companion_empty_{uuid.uuid4().hex[:10]}"
+    try:
+        asyncio.run(_admin_exec(base, f'CREATE DATABASE "{name}"'))
+    except Exception as exc:  # noqa: BLE001
+        pytest.fail(f"{PG_ENV} is set but PostgreSQL is unreachable ({type(exc).__name__}: {exc})", pytrace=False)
+    yield make_url(base).set(database=name).render_as_string(hide_password=False)
+    asyncio.run(_admin_exec(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
