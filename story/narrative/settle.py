@@ -1,0 +1,145 @@
+"""Settling one event on its accepted text: the program's half of ``NarrativeSettleEvent``.
+
+Every completed goal and every moved cursor must quote evidence that occurs verbatim in the
+event's accepted prose; the check is done here in code, and a claim without such evidence is
+rejected, never trusted. Line starvation counts settled events without a moved cursor.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import msgspec
+
+from story.narrative.types import Cycle, NarrativeSnapshot, Trial, Vad
+from story.tools.common import Diagnostic
+
+replace = msgspec.structs.replace
+SETTLED_ID_WINDOW = 64
+
+
+class CompletedClaim(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    goal_id: str
+    evidence: str
+
+
+class ProgressClaim(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    line: Literal["main", "sub"]
+    evidence: str
+    note: str
+
+
+class EmotionObservation(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    valence: float
+    arousal: float
+    dominance: float
+
+
+class SettleProposal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    status: Literal["assessed", "unknown"]
+    completed_goals: list[CompletedClaim]
+    line_progress: list[ProgressClaim]
+    emotion: EmotionObservation | None
+    new_pursuit: str  # "" when the user showed no explicit new pursuit
+
+
+class NextAction(msgspec.Struct, frozen=True):
+    kind: Literal["plan-cycle", "rebranch"]
+    scope: Literal["main", "sub"] | None = None
+    direction: str | None = None
+
+
+def settle_problems(n: NarrativeSnapshot, p: SettleProposal) -> list[str]:
+    open_ids = {g.id for g in n.cycle.pending if not g.done}
+    problems = [f"goal {c.goal_id!r} is not an open goal" for c in p.completed_goals if c.goal_id not in open_ids]
+    lines = [c.line for c in p.line_progress]
+    if len(set(lines)) != len(lines):
+        problems.append("at most one progress claim per line")
+    e = p.emotion
+    if e is not None and not (-1 <= e.valence <= 1 and 0 <= e.arousal <= 1 and 0 <= e.dominance <= 1):
+        problems.append("emotion out of range (valence -1..1, arousal and dominance 0..1)")
+    return problems
+
+
+def evidence_in(prose: str, evidence: str) -> bool:
+    quote = evidence.strip().strip("\"'“”「」")
+    return len(quote) >= 2 and quote in prose
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def apply_settle(n: NarrativeSnapshot, event_id: str, prose: str, p: SettleProposal) -> tuple[NarrativeSnapshot, list[NextAction], list[Diagnostic]]:
+    pol, diags = n.policy, []
+    by_id = {g.id: g for g in n.cycle.pending}
+    done = set(n.clock.completed_goals) | {g.id for g in n.cycle.pending if g.done}
+    completed: dict[str, str] = {}
+    for c in p.completed_goals:
+        g = by_id[c.goal_id]
+        if not evidence_in(prose, c.evidence):
+            diags.append(Diagnostic("claim_rejected", "goal evidence not found verbatim in prose", {"goal_id": g.id}))
+        elif not all(pr in done or pr in completed for pr in g.prerequisites):
+            diags.append(Diagnostic("claim_rejected", "goal prerequisites incomplete", {"goal_id": g.id}))
+        else:
+            completed[g.id] = c.evidence.strip()
+    moved: set[str] = set()
+    for c in p.line_progress:
+        if evidence_in(prose, c.evidence):
+            moved.add(c.line)
+        else:
+            diags.append(Diagnostic("claim_rejected", "line progress evidence not found verbatim in prose", {"line": c.line}))
+    lines = {}
+    for name, line in (("main", n.main), ("sub", n.sub)):
+        debts = [r for r in line.unpaid_rewards if not any(
+            by_id[i].angle == "reward" and by_id[i].serves == name and by_id[i].reward == r for i in completed)]
+        lines[name] = replace(line, unpaid_rewards=debts, cursor=line.cursor + (name in moved),
+                              starve=0 if name in moved else line.starve + 1)
+    pending = [replace(g, done=True, evidence=completed[g.id]) if g.id in completed else g for g in n.cycle.pending]
+    cycle = replace(n.cycle, pending=pending, completed=n.cycle.completed + len(completed))
+    emotion = n.emotion
+    if p.emotion is not None:
+        traj = [*emotion.trajectory, Vad(p.emotion.valence, p.emotion.arousal, p.emotion.dominance)]
+        emotion = replace(emotion, trajectory=traj[-pol.recent_window:])
+    clock = replace(
+        n.clock, event_count=n.clock.event_count + 1,
+        settled_event_ids=[*n.clock.settled_event_ids, event_id][-SETTLED_ID_WINDOW:],
+        completed_goals=[*n.clock.completed_goals, *completed],
+        recent_directions=[*n.clock.recent_directions, p.new_pursuit.strip()][-pol.recent_window:],
+    )
+    out = replace(n, main=lines["main"], sub=lines["sub"], cycle=cycle, emotion=emotion, clock=clock)
+    out, promoted = _promotion(out)
+    if promoted:
+        diags.append(Diagnostic("cycle_advanced", "", {"cycle": out.cycle.index}))
+    return out, _next_actions(out, diags), diags
+
+
+def _promotion(n: NarrativeSnapshot) -> tuple[NarrativeSnapshot, bool]:
+    """Threshold ceil(total×2/3) opens a trial; the trial's completion or 2 more events advance."""
+    c, pol, count = n.cycle, n.policy, n.clock.event_count
+    if c.trial is not None:
+        goal = next((g for g in c.pending if g.id == c.trial.goal_id), None)
+        if goal is None or goal.done or count - c.trial.started_event_count >= pol.promotion_wait_events:
+            return replace(n, cycle=Cycle(index=c.index + 1, pending=c.pending, total=0, completed=0), need_plan=True), True
+        return n, False
+    if c.total > 0 and c.completed >= math.ceil(c.total * pol.promotion_ratio_num / pol.promotion_ratio_den):
+        open_goals = sorted((g for g in c.pending if not g.done), key=lambda g: (not g.core, -g.priority))
+        return replace(n, cycle=replace(c, trial=Trial(open_goals[0].id if open_goals else None, count))), False
+    return n, False
+
+
+def _next_actions(n: NarrativeSnapshot, diags: list[Diagnostic]) -> list[NextAction]:
+    pol, actions = n.policy, []
+    if n.need_plan:
+        actions.append(NextAction("plan-cycle"))
+    k = pol.branch_consecutive_events
+    recent = n.clock.recent_directions[-k:]
+    if len(recent) == k and recent[0] and len({_norm(d) for d in recent}) == 1 and _norm(recent[0]) != _norm(n.main.direction):
+        actions.append(NextAction("rebranch", "main", recent[-1]))
+    elif n.sub.starve >= pol.sub_replace_after_events:
+        actions.append(NextAction("rebranch", "sub"))
+    if n.main.starve >= pol.main_starve_diagnostic:
+        diags.append(Diagnostic("main_line_starved", "diagnostic only; the user's pursuit is not changed",
+                                {"starve": n.main.starve}))
+    return actions
