@@ -1,0 +1,79 @@
+import pytest
+
+from app.errors import SettingsError
+from app.llm.config import STAGES, load_llm_settings
+
+SHORTCUT = {"COMPANION_LLM_BASE_URL": "http://127.0.0.1:8900/v1", "COMPANION_LLM_MODEL": "sim"}
+
+
+def test_nothing_configured_leaves_every_stage_unconfigured():
+    settings = load_llm_settings({}, {})
+    assert settings.models == {}
+    assert all(settings.model_for(stage) is None for stage in STAGES)
+
+
+def test_an_api_key_alone_does_not_enable_a_model():
+    assert load_llm_settings({"OPENAI_API_KEY": "sk-x"}, {}).models == {}
+
+
+def test_shortcut_env_defines_the_default_config_for_every_stage():
+    settings = load_llm_settings({**SHORTCUT, "COMPANION_LLM_API_KEY": "k"}, {})
+    default = settings.models["default"]
+    assert (default.base_url, default.model, default.api_key_env) == ("http://127.0.0.1:8900/v1", "sim", "COMPANION_LLM_API_KEY")
+    assert settings.stages == dict.fromkeys(STAGES, "default")
+
+
+def test_shortcut_key_falls_back_to_openai_api_key():
+    settings = load_llm_settings({"COMPANION_LLM_MODEL": "gpt-x", "OPENAI_API_KEY": "sk"}, {})
+    assert settings.models["default"].api_key_env == "OPENAI_API_KEY"
+    assert settings.models["default"].base_url == "https://api.openai.com/v1"
+
+
+def test_toml_models_and_stage_map_override_the_default_per_stage():
+    toml = {"llm": {
+        "models": {"fast": {"baseUrl": "http://localhost:1/v1", "model": "small", "structuredOutput": "json_object",
+                            "timeoutMs": 5000, "temperature": 0.2, "maxTokens": 300}},
+        "stages": {"emotion": "fast"},
+        "prompts": {"intent": "Classify. {{getvar::language}}"},
+    }}
+    settings = load_llm_settings(SHORTCUT, toml)
+    fast = settings.models["fast"]
+    assert (fast.structured_output, fast.timeout_ms, fast.temperature, fast.max_tokens) == ("json_object", 5000, 0.2, 300)
+    assert settings.stages["emotion"] == "fast"
+    assert settings.stages["actor"] == "default"
+    assert settings.prompts == {"intent": "Classify. {{getvar::language}}"}
+
+
+def test_toml_only_maps_stages_explicitly_without_a_default():
+    toml = {"llm": {"models": {"m": {"model": "x"}}, "stages": {"select": "m"}}}
+    settings = load_llm_settings({}, toml)
+    assert settings.model_for("select").id == "m"
+    assert settings.model_for("actor") is None
+
+
+@pytest.mark.parametrize(
+    ("env", "toml", "setting"),
+    [
+        ({}, {"llm": {"models": {"fast": {"model": "x", "timeoutMs": 0}}}}, "llm.models.fast.timeoutMs"),
+        ({}, {"llm": {"models": {"fast": {"model": "x", "timeoutMs": "soon"}}}}, "llm.models.fast.timeoutMs"),
+        ({}, {"llm": {"models": {"fast": {"model": "x", "baseUrl": "ftp://x"}}}}, "llm.models.fast.baseUrl"),
+        ({}, {"llm": {"models": {"fast": {"model": "x", "structuredOutput": "xml"}}}}, "llm.models.fast.structuredOutput"),
+        ({}, {"llm": {"models": {"fast": {"model": "x", "temperature": 3}}}}, "llm.models.fast.temperature"),
+        ({}, {"llm": {"models": {"fast": {"model": "x", "maxTokens": -1}}}}, "llm.models.fast.maxTokens"),
+        ({}, {"llm": {"models": {"fast": {"model": "x", "colour": "red"}}}}, "llm.models.fast.colour"),
+        ({}, {"llm": {"models": {"fast": {"baseUrl": "http://h/v1"}}}}, "llm.models.fast.model"),
+        ({}, {"llm": {"models": {"fast": {"model": "x", "apiKeyEnv": "MISSING_KEY"}}}}, "llm.models.fast.apiKeyEnv"),
+        ({}, {"llm": {"stages": {"dance": "fast"}}}, "llm.stages.dance"),
+        ({}, {"llm": {"stages": {"actor": "nope"}}}, "llm.stages.actor"),
+        ({}, {"llm": {"prompts": {"actor": ""}}}, "llm.prompts.actor"),
+        ({}, {"llm": {"extra": 1}}, "llm.extra"),
+        ({"COMPANION_LLM_BASE_URL": "http://h/v1"}, {}, "COMPANION_LLM_MODEL"),
+        ({**SHORTCUT, "COMPANION_LLM_BASE_URL": "not a url"}, {}, "COMPANION_LLM_BASE_URL"),
+        ({**SHORTCUT, "COMPANION_LLM_TIMEOUT_MS": "-5"}, {}, "COMPANION_LLM_TIMEOUT_MS"),
+    ],
+)
+def test_invalid_settings_name_the_setting(env, toml, setting):
+    with pytest.raises(SettingsError) as info:
+        load_llm_settings(env, toml)
+    assert info.value.setting == setting
+    assert setting in str(info.value)

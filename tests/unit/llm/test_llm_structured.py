@@ -1,0 +1,132 @@
+from typing import Annotated, Literal
+
+import msgspec
+import pytest
+
+from app.errors import InvalidModelOutput, ModelTimeout
+from app.llm.fakes import FunctionModel, ScriptedModel
+from app.llm.port import ChatMessage, ModelRequest
+from app.llm.structured import complete_struct, decode_text, strict_schema
+
+
+class Inner(msgspec.Struct, forbid_unknown_fields=True):
+    weight: int = 1
+
+
+class Mood(msgspec.Struct, forbid_unknown_fields=True):
+    mood: Literal["calm", "upset"]
+    intensity: Annotated[float, msgspec.Meta(ge=0, le=1)]
+    inner: Inner
+    default: str = "x"  # a field *named* default must survive the fix-up
+    note: str | None = None
+
+
+class Tree(msgspec.Struct):
+    children: list["Tree"]
+
+
+def request(purpose: str = "emotion") -> ModelRequest:
+    return ModelRequest(messages=[ChatMessage("user", "I'm fine")], purpose=purpose)
+
+
+GOOD = {"mood": "calm", "intensity": 0.5, "inner": {"weight": 2}, "default": "d", "note": None}
+
+
+def test_strict_schema_inlines_the_root_and_requires_every_property():
+    schema = strict_schema(Mood)
+    assert "$ref" not in schema and schema["type"] == "object"
+    assert schema["required"] == ["mood", "intensity", "inner", "default", "note"]
+    assert schema["additionalProperties"] is False
+    assert set(schema["$defs"]) == {"Inner"}
+    inner = schema["$defs"]["Inner"]
+    assert inner["required"] == ["weight"] and inner["additionalProperties"] is False
+    assert "default" not in msgspec.json.encode(inner).decode()
+    assert "default" in schema["properties"]
+
+
+def test_strict_schema_keeps_the_root_definition_when_it_is_recursive():
+    schema = strict_schema(Tree)
+    assert schema["properties"]["children"]["items"] == {"$ref": "#/$defs/Tree"}
+    assert "Tree" in schema["$defs"]
+
+
+def test_decode_tolerates_a_json_code_fence():
+    assert decode_text('```json\n{"weight": 3}\n```', Inner) == Inner(3)
+
+
+async def test_valid_first_answer_needs_one_attempt():
+    model = ScriptedModel().enqueue("emotion", GOOD)
+    outcome = await complete_struct(model, request(), Mood)
+    assert outcome.value.mood == "calm"
+    assert [a.problem for a in outcome.attempts] == [None]
+    assert outcome.usage.estimated
+    sent = model.history[0]
+    assert sent.response_schema.name == "Mood" and sent.response_schema.schema == strict_schema(Mood)
+
+
+async def test_wrong_first_answer_is_repaired_with_the_error_shown_to_the_model():
+    answers = iter(['{"mood": "ecstatic", "intensity": 0.5}', GOOD])
+    model = FunctionModel(lambda req: next(answers))
+    outcome = await complete_struct(model, request(), Mood, repairs=1)
+    assert outcome.value.inner == Inner(2)
+    assert len(outcome.attempts) == 2 and outcome.attempts[1].problem is None
+    assert "$.mood" in outcome.attempts[0].problem
+    repair = model.history[1].messages
+    assert repair[-2].role == "assistant" and "ecstatic" in repair[-2].content
+    assert repair[-1].role == "user" and "$.mood" in repair[-1].content
+    first, second = (model.history[0].messages, model.history[1].messages)
+    assert len(second) == len(first) + 2
+
+
+async def test_usage_is_summed_over_attempts():
+    answers = iter(["not json", GOOD])
+    model = FunctionModel(lambda req: next(answers))
+    outcome = await complete_struct(model, request(), Mood, repairs=2)
+    single = (await complete_struct(ScriptedModel().enqueue("emotion", GOOD), request(), Mood)).usage
+    assert outcome.usage.output_tokens > single.output_tokens
+
+
+async def test_always_wrong_raises_invalid_output_with_every_problem():
+    model = FunctionModel(lambda req: "")
+    with pytest.raises(InvalidModelOutput) as info:
+        await complete_struct(model, request(), Mood, repairs=2)
+    assert info.value.attempts == 3 and len(model.history) == 3
+    assert info.value.problems == ["the reply was empty"] * 3
+    assert len(info.value.diagnostics) == 3
+
+
+async def test_semantic_validator_problems_trigger_a_repair():
+    answers = iter([{**GOOD, "intensity": 0.9}, GOOD])
+    model = FunctionModel(lambda req: next(answers))
+
+    def not_too_intense(value: Mood) -> list[str]:
+        return [f"intensity {value.intensity} is too high for a calm mood"] if value.intensity > 0.8 else []
+
+    outcome = await complete_struct(model, request(), Mood, repairs=1, validate=not_too_intense)
+    assert outcome.value.intensity == 0.5
+    assert "too high" in outcome.attempts[0].problem
+    assert "too high" in model.history[1].messages[-1].content
+
+
+async def test_zero_repairs_means_a_single_attempt():
+    model = FunctionModel(lambda req: "{}")
+    with pytest.raises(InvalidModelOutput) as info:
+        await complete_struct(model, request(), Mood, repairs=0)
+    assert info.value.attempts == 1
+
+
+async def test_model_errors_propagate_without_repair():
+    model = ScriptedModel().enqueue("emotion", ModelTimeout("slow"), GOOD)
+    with pytest.raises(ModelTimeout):
+        await complete_struct(model, request(), Mood, repairs=3)
+    assert model.remaining("emotion") == 1
+
+
+async def test_any_request_shaped_object_is_accepted():
+    class LibRequest(msgspec.Struct):
+        messages: list[ChatMessage]
+        purpose: str
+
+    model = ScriptedModel().enqueue("emotion", GOOD)
+    outcome = await complete_struct(model, LibRequest([ChatMessage("user", "hi")], "emotion"), Mood)
+    assert outcome.value.mood == "calm"

@@ -1,0 +1,52 @@
+import pytest
+
+from app.errors import SettingsError
+from app.llm.templates import TEMPLATE_VARIABLES, PromptTemplates
+
+
+def test_default_templates_are_valid_and_auto_reply_uses_language_and_character():
+    templates = PromptTemplates()
+    templates.validate()
+    text = templates.text("auto_reply")
+    assert "{{getvar::language}}" in text and "{{characterName}}" in text
+    assert set(TEMPLATE_VARIABLES) == {"intent", "emotion", "select", "actor", "cross_reply", "quality", "auto_reply"}
+
+
+def test_render_replaces_plain_and_getvar_variables():
+    rendered = PromptTemplates().render("auto_reply", language="zh-CN", characterName="Mira")
+    assert "zh-CN" in rendered and "Mira" in rendered and "{{" not in rendered
+
+
+def test_optional_variables_render_empty_when_not_given():
+    rendered = PromptTemplates().render("actor", language="en", characterName="Mira")
+    assert "{{personality}}" not in rendered
+
+
+def test_render_with_a_missing_variable_is_a_settings_error():
+    with pytest.raises(SettingsError, match="characterName"):
+        PromptTemplates().render("auto_reply", language="en")
+
+
+def test_override_replaces_the_default():
+    templates = PromptTemplates({"intent": "Intent please, in {{getvar::language}}."})
+    templates.validate()
+    assert templates.render("intent", language="ja") == "Intent please, in ja."
+
+
+def test_override_missing_a_required_variable_fails_validation():
+    templates = PromptTemplates({"auto_reply": "Suggest replies for {{characterName}}."})
+    with pytest.raises(SettingsError) as info:
+        templates.validate()
+    assert info.value.setting == "llm.prompts.auto_reply"
+    assert "language" in info.value.problem
+
+
+def test_override_with_an_unknown_variable_fails_validation():
+    with pytest.raises(SettingsError, match="mood"):
+        PromptTemplates({"emotion": "{{getvar::language}} {{mood}}"}).validate()
+
+
+def test_override_of_an_unknown_template_fails_validation():
+    with pytest.raises(SettingsError) as info:
+        PromptTemplates({"poem": "x"}).validate()
+    assert info.value.setting == "llm.prompts.poem"
