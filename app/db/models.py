@@ -157,3 +157,77 @@ class Message(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     edited_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class SpeakerDecision(Base):
+    """One row per candidate agent per turn: what analytics queries and tuning learns from.
+
+    ``selected_by`` is how this agent was chosen (null when not selected); ``decided_by`` is how
+    the turn's selection was decided overall. ``llm_selected`` is null when the LLM did not decide.
+    """
+
+    __tablename__ = "speaker_decisions"
+    __table_args__ = (
+        UniqueConstraint("turn_id", "agent_id", name="uq_speaker_decisions_turn_agent"),
+        Index("ix_speaker_decisions_created", "created_at"),
+        Index("ix_speaker_decisions_conversation_created", "conversation_id", "created_at"),
+        Index("ix_speaker_decisions_agent_created", "agent_id", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    turn_id: Mapped[str] = mapped_column(String(32), ForeignKey("turns.id", ondelete="CASCADE"))
+    conversation_id: Mapped[str] = mapped_column(String(32), ForeignKey("conversations.id", ondelete="CASCADE"))
+    conversation_kind: Mapped[str] = mapped_column(String(16))
+    agent_id: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    display_order: Mapped[int] = mapped_column(Integer, default=0)
+    selected: Mapped[bool] = mapped_column(Boolean, default=False)
+    selected_by: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    decided_by: Mapped[str] = mapped_column(String(16))
+    rank: Mapped[int] = mapped_column(Integer)
+    score: Mapped[float] = mapped_column(Float)
+    weights_version: Mapped[str] = mapped_column(String(64))
+    relationship_score: Mapped[float] = mapped_column(Float)
+    relationship_stage: Mapped[str] = mapped_column(String(32))
+    freshness_score: Mapped[float] = mapped_column(Float)
+    recent_reply_count: Mapped[float] = mapped_column(Float)
+    spoke_last_turn: Mapped[float] = mapped_column(Float)
+    comfort_match: Mapped[float] = mapped_column(Float)
+    advice_match: Mapped[float] = mapped_column(Float)
+    deescalation_match: Mapped[float] = mapped_column(Float)
+    playful_match: Mapped[float] = mapped_column(Float)
+    mentioned: Mapped[float] = mapped_column(Float)
+    llm_selected: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    primary_emotion: Mapped[str] = mapped_column(String(16))
+    intensity: Mapped[float] = mapped_column(Float)
+    needs_comfort: Mapped[bool] = mapped_column(Boolean, default=False)
+    needs_advice: Mapped[bool] = mapped_column(Boolean, default=False)
+    needs_deescalation: Mapped[bool] = mapped_column(Boolean, default=False)
+    emotion_source: Mapped[str] = mapped_column(String(16))
+    synthetic: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Suggestion(Base):
+    """Suggested next user replies for an agent message. Never a chat message."""
+
+    __tablename__ = "suggestions"
+    __table_args__ = (
+        CheckConstraint("status IN ('generating', 'ready', 'failed', 'cleared')", name="status"),
+        Index("ix_suggestions_conversation_created", "conversation_id", "created_at"),
+        Index("ix_suggestions_status", "status"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    conversation_id: Mapped[str] = mapped_column(String(32), ForeignKey("conversations.id", ondelete="CASCADE"))
+    anchor_message_id: Mapped[str] = mapped_column(String(32), ForeignKey("messages.id", ondelete="CASCADE"))
+    turn_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    status: Mapped[str] = mapped_column(String(16), default="generating")
+    options: Mapped[list[str]] = mapped_column(JsonType, default=list)
+    fallback: Mapped[bool] = mapped_column(Boolean, default=False)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    usage: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    model: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    problems: Mapped[list[Any]] = mapped_column(JsonType, default=list)
+    synthetic: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
