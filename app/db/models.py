@@ -231,3 +231,42 @@ class Suggestion(Base):
     synthetic: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TurnStageMetric(Base):
+    """Latency and token usage of one pipeline stage of one turn (for p50/p95 queries in SQL).
+
+    Stages: intent, emotion, select, actor, cross_reply, quality, story, auto_reply, total."""
+
+    __tablename__ = "turn_stage_metrics"
+    __table_args__ = (Index("ix_turn_stage_metrics_stage_created", "stage", "created_at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    turn_id: Mapped[str] = mapped_column(String(32), ForeignKey("turns.id", ondelete="CASCADE"), index=True)
+    conversation_id: Mapped[str] = mapped_column(String(32), ForeignKey("conversations.id", ondelete="CASCADE"))
+    stage: Mapped[str] = mapped_column(String(32))
+    agent_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    ms: Mapped[float] = mapped_column(Float)
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    estimated: Mapped[bool] = mapped_column(Boolean, default=False)
+    outcome: Mapped[str] = mapped_column(String(32), default="ok")  # ok | fallback | error | skipped
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    synthetic: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class QualityEvent(Base):
+    """A reply that failed the quality check: regenerated once, then dropped with its reason."""
+
+    __tablename__ = "quality_events"
+    __table_args__ = (Index("ix_quality_events_created", "created_at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    turn_id: Mapped[str] = mapped_column(String(32), ForeignKey("turns.id", ondelete="CASCADE"), index=True)
+    conversation_id: Mapped[str] = mapped_column(String(32), ForeignKey("conversations.id", ondelete="CASCADE"))
+    agent_id: Mapped[str] = mapped_column(String(32))
+    reply_kind: Mapped[str] = mapped_column(String(16), default="primary")
+    reason: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(16))  # regenerated | dropped
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    synthetic: Mapped[bool] = mapped_column(Boolean, default=False)
