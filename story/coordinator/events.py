@@ -1,0 +1,113 @@
+"""Event evidence and settlement inside the coordinator.
+
+An event's accepted replies are collected as message refs while it runs; when it ends or is
+interrupted it is settled over the full saved text of those messages, re-read by id. An
+event whose settlement stays unknown is retried on later turns and quarantined after the
+seed's thresholds, with its refs kept for manual recovery.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from story.coordinator.envelope import EventRecord, EvidenceRef, StoryState, content_hash, quarantine_record
+from story.coordinator.recovery import record_attempt, should_quarantine
+from story.narrative.settle import NextAction
+from story.ports import MessageReader
+from story.tools.common import Diagnostic, StoryContext, Usage
+from story.tools.narrative_tools import (
+    NarrativeRebranch, NarrativeSettleEvent, RebranchInput, SettleInput,
+)
+
+replace = msgspec.structs.replace
+
+
+def add_evidence(state: StoryState, event_id: str, ref: EvidenceRef) -> StoryState:
+    events = list(state.events)
+    idx = next((i for i, e in enumerate(events) if e.event_id == event_id and not e.closed), None)
+    if idx is None:
+        events.append(EventRecord(event_id, [ref]))
+    elif all(r.message_id != ref.message_id for r in events[idx].refs):
+        events[idx] = replace(events[idx], refs=[*events[idx].refs, ref])
+    return replace(state, events=events)
+
+
+def close_event(state: StoryState, event_id: str, interrupted: bool) -> StoryState:
+    events = [replace(e, closed=True, interrupted=interrupted) if e.event_id == event_id and not e.closed else e
+              for e in state.events]
+    return replace(state, events=events)
+
+
+def unresolved(state: StoryState) -> list[EventRecord]:
+    return [e for e in state.events if e.closed]
+
+
+def _same(a: EventRecord, b: EventRecord) -> bool:
+    return a.closed and b.closed and a.event_id == b.event_id
+
+
+def _without(state: StoryState, rec: EventRecord) -> list[EventRecord]:
+    return [e for e in state.events if not _same(e, rec)]
+
+
+class SettleRun(msgspec.Struct):
+    state: StoryState
+    diagnostics: list[Diagnostic] = []
+    usage: Usage = Usage()
+    calls: list[str] = []
+
+
+async def _event_text(reader: MessageReader, rec: EventRecord) -> str | None:
+    saved = await reader.read([r.message_id for r in rec.refs])
+    parts = []
+    for r in rec.refs:
+        m = saved.get(r.message_id)
+        if m is None or m.deleted or content_hash(m.content) != r.content_hash:
+            return None
+        parts.append(m.content)
+    return "\n\n".join(parts)
+
+
+async def settle_closed(state: StoryState, ctx: StoryContext, position: int, reader: MessageReader,
+                        settle: NarrativeSettleEvent, rebranch: NarrativeRebranch, setting: str) -> SettleRun:
+    run = SettleRun(state)
+    for rec in unresolved(state):
+        text = await _event_text(reader, rec) if rec.refs else None
+        outcome, actions = "unknown", []
+        if text is None:
+            run.diagnostics.append(Diagnostic("event_evidence_unavailable", "", {"event_id": rec.event_id}))
+        else:
+            res = await settle.execute(SettleInput(ctx, run.state.narrative, rec.event_id, text,
+                                                   [r.user_action for r in rec.refs], rec.interrupted))
+            run.calls.append(f"narrative_settle_event:{res.outcome}")
+            run.diagnostics += res.diagnostics
+            run.usage = run.usage.plus(res.usage)
+            outcome, actions = res.outcome, res.next_actions
+            if outcome != "unknown":
+                run.state = replace(run.state, narrative=res.snapshot)
+        if outcome in ("settled", "duplicate"):
+            run.state = replace(run.state, events=_without(run.state, rec))
+            await _apply_actions(run, actions, ctx, rebranch, setting)
+            continue
+        tried = record_attempt(rec, position)
+        reason = should_quarantine(tried, position)
+        if reason is None:
+            run.state = replace(run.state, events=[tried if _same(e, rec) else e for e in run.state.events])
+        else:
+            q = quarantine_record(tried, reason, run.diagnostics[-5:])
+            run.state = replace(run.state, events=_without(run.state, rec),
+                                quarantine=[*run.state.quarantine, q])
+            run.diagnostics.append(Diagnostic("story_event_quarantine", reason, {"event_id": rec.event_id}))
+    return run
+
+
+async def _apply_actions(run: SettleRun, actions: list[NextAction], ctx: StoryContext,
+                         rebranch: NarrativeRebranch, setting: str) -> None:
+    for a in actions:
+        if a.kind != "rebranch" or a.scope is None:
+            continue  # plan-cycle is honoured through need_plan before dealing
+        res = await rebranch.execute(RebranchInput(ctx, run.state.narrative, a.scope, setting, a.direction))
+        run.calls.append(f"narrative_rebranch:{res.outcome}")
+        run.diagnostics += res.diagnostics
+        run.usage = run.usage.plus(res.usage)
+        run.state = replace(run.state, narrative=res.snapshot)

@@ -1,0 +1,128 @@
+"""The initializer: the first world and narrative, built by a model from the agent's persona.
+
+Material is cut as the seed's source compiler does (definition 12,000 chars, opening 3,000,
+last 18 messages at 3,000 each, plus the current input). It plans no goals: goals are
+planned later as intentions, so nothing in the future can be written down as a fact here.
+The agent is a protected owner and may not own a hidden thread or a seed.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from story.coordinator.recovery import HistoryMessage
+from story.narrative.rebranch import LineDraft
+from story.narrative.state import init_narrative_snapshot
+from story.narrative.types import EmotionState, Line, NarrativeSnapshot
+from story.ports import ChatMessage
+from story.tools.common import Diagnostic, StoryContext, StoryModelConfig, Usage
+from story.tools.structured import call_structured
+from story.world.state import WorldInvalid, create_world_snapshot, norm_name
+from story.world.types import Background, Foreground, Seed, Undercurrent, WorldPolicy, WorldSnapshot
+
+DEFINITION_CHARS, OPENING_CHARS, HISTORY_MESSAGES, MESSAGE_CHARS = 12_000, 3_000, 18, 3_000
+
+
+class PersonaSource(msgspec.Struct, frozen=True):
+    name: str
+    definition: str
+    opening: str = ""
+
+
+class InitBackground(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    id: str
+    title: str
+    summary: str
+    kind: Literal["conflict", "progress"]
+    countdown: int
+
+
+class InitThread(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    id: str
+    owner: str
+    title: str
+    clue: str
+    invitation: str
+
+
+class InitEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    id: str
+    title: str
+    summary: str
+
+
+class InitProposal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    foreground: InitEvent
+    backgrounds: list[InitBackground]
+    undercurrents: list[InitThread]
+    seeds: list[InitThread]
+    main: LineDraft
+    sub: LineDraft
+    emotion_label: str
+
+
+class InitResult(msgspec.Struct, frozen=True):
+    world: WorldSnapshot | None
+    narrative: NarrativeSnapshot | None
+    diagnostics: list[Diagnostic] = []
+    usage: Usage = Usage()
+
+
+def compile_source(persona: PersonaSource, history: list[HistoryMessage], current_input: str) -> str:
+    recent = [m for m in history if not m.deleted][-HISTORY_MESSAGES:]
+    lines = [f"{m.name or m.role}: {m.content[:MESSAGE_CHARS]}" for m in recent]
+    return (f"Character: {persona.name}\nDefinition:\n{persona.definition[:DEFINITION_CHARS]}\n\n"
+            f"Opening:\n{persona.opening[:OPENING_CHARS]}\n\nRecent messages:\n" + "\n".join(lines)
+            + f"\n\nCurrent input: {current_input}")
+
+
+def init_problems(p: InitProposal, protected: str, policy: WorldPolicy) -> list[str]:
+    problems = [f"{t.id!r} is owned by the protected character {protected!r}"
+                for t in [*p.undercurrents, *p.seeds] if norm_name(t.owner) == norm_name(protected)]
+    if len(p.backgrounds) > policy.backgrounds_max:
+        problems.append(f"at most {policy.backgrounds_max} backgrounds")
+    if len(p.undercurrents) > policy.undercurrents_max:
+        problems.append(f"at most {policy.undercurrents_max} undercurrents")
+    problems += [f"background {b.id!r} countdown must be 1..6" for b in p.backgrounds if not 1 <= b.countdown <= 6]
+    ids = [p.foreground.id, *(b.id for b in p.backgrounds), *(t.id for t in [*p.undercurrents, *p.seeds])]
+    if len(set(ids)) != len(ids):
+        problems.append("ids must be unique")
+    return problems
+
+
+SYSTEM = (
+    "You set up an interactive story around the character {name}. From the material, describe: the current "
+    "foreground event (what is happening now), up to 3 offstage backgrounds with countdowns 1-6, up to 5 hidden "
+    "undercurrents and some seeds for later, each owned by an existing person or group of the material (never by "
+    "{name}), and a main and a sub line. Only established facts may be stated as facts; future developments are "
+    "intentions, never things that already happened. Write all text in {lang}. Answer in JSON."
+)
+
+
+async def initialize_story(model: StoryModelConfig, ctx: StoryContext, persona: PersonaSource,
+                           history: list[HistoryMessage], current_input: str, seed: int = 731) -> InitResult:
+    """``world``/``narrative`` are None when the model was unavailable or invalid twice."""
+    policy = WorldPolicy(protected_owners=[persona.name])
+    msgs = [ChatMessage("system", SYSTEM.format(name=persona.name, lang=ctx.language)),
+            ChatMessage("user", compile_source(persona, history, current_input))]
+    out = await call_structured(model, ctx, "story_init.world", msgs, InitProposal,
+                                lambda v: init_problems(v, persona.name, policy))
+    if not out.ok:
+        return InitResult(None, None, [*out.diagnostics, Diagnostic("story_init_failed")], out.usage)
+    p: InitProposal = out.value
+    try:
+        world = create_world_snapshot(
+            Foreground(p.foreground.id, p.foreground.title, p.foreground.summary, participants=[persona.name]),
+            backgrounds=[Background(b.id, b.title, b.summary, b.kind, b.countdown) for b in p.backgrounds],
+            undercurrents=[Undercurrent(t.id, t.owner, t.title, t.clue, t.invitation) for t in p.undercurrents],
+            seeds=[Seed(t.id, t.owner, t.title, t.clue, t.invitation) for t in p.seeds],
+            policy=policy, seed=seed,
+        )
+    except WorldInvalid as exc:
+        return InitResult(None, None, [*out.diagnostics, Diagnostic("story_init_failed", str(exc))], out.usage)
+    narrative = init_narrative_snapshot(Line(p.main.theme, p.main.direction, p.main.experience),
+                                        Line(p.sub.theme, p.sub.direction, p.sub.experience))
+    narrative = msgspec.structs.replace(narrative, emotion=EmotionState(label=p.emotion_label or "curious"))
+    return InitResult(world, narrative, out.diagnostics, out.usage)

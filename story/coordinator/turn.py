@@ -1,0 +1,180 @@
+"""One agent turn with Story on: adopt the previous saved reply, prepare, plan, deal, project.
+
+The app calls ``before_actor`` before the actor runs and ``finalize_turn`` after the actor's
+reply is saved, then writes the returned bytes with one compare-and-swap on the revision it
+read. The plot only advances on what the saved reply shows: the reply of this turn is
+adopted at the start of the *next* turn, re-read from the database by id.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from story.coordinator.envelope import (
+    EvidenceRef, PendingActor, Projection, StateTooLarge, StoryState, content_hash, deserialize_state,
+    serialize_state,
+)
+from story.coordinator.events import SettleRun, add_evidence, close_event, settle_closed, unresolved
+from story.coordinator.initializer import PersonaSource, compile_source, initialize_story
+from story.coordinator.recovery import HistoryMessage, decide_start, saved_message_ok
+from story.ports import ChatMessage, MessageReader
+from story.tools.advance_world import AdvanceInput, PovAdvanceWorld, WriterOutput
+from story.tools.common import Diagnostic, StoryContext, StoryModelConfig, StoryError, Usage
+from story.tools.deal_beat import DealInput, NarrativeDealBeat
+from story.tools.narrative_tools import NarrativePlanCycle, NarrativeRebranch, NarrativeSettleEvent, PlanInput
+from story.tools.prepare_turn import PovPrepareTurn, PrepareAction, PrepareInput
+from story.world.stage import PreparedMismatch, project_stage, restore_prepared
+
+replace = msgspec.structs.replace
+STAGE_HEADER = "[CURRENT STORY STAGE]"
+
+Outcome = Literal["prepared", "read_only", "no_story", "advance_pending"]
+
+
+class BeforeActorInput(msgspec.Struct, frozen=True):
+    context: StoryContext  # turn_id: a stable id of this agent turn (e.g. user message id + agent id)
+    agent_id: str
+    persona: PersonaSource
+    saved_state: bytes | None
+    user_message_id: str
+    user_text: str
+    source_position: int  # the user message's per-conversation seq
+    history: list[HistoryMessage]  # visible messages before the current user message, oldest first
+    seed: int = 731
+
+
+class BeforeActorResult(msgspec.Struct):
+    outcome: Outcome
+    guidance: ChatMessage | None = None  # the extra system message for the actor; never trimmed
+    candidate: StoryState | None = None  # state to finalize after the actor's reply is saved
+    projection: Projection | None = None
+    write: bool = False
+    diagnostics: list[Diagnostic] = []
+    tool_calls: list[str] = []
+    usage: Usage = Usage()
+
+
+class FinalizeResult(msgspec.Struct, frozen=True):
+    status: Literal["waiting_for_acceptance", "failed"]
+    payload: bytes | None
+    diagnostics: list[Diagnostic] = []
+
+
+def stage_message(projection: Projection) -> ChatMessage:
+    body = msgspec.json.encode({"stage": projection.stage, "narrative": projection.narrative}).decode()
+    return ChatMessage("system", f"{STAGE_HEADER}\n{body}")
+
+
+def finalize_turn(result: BeforeActorResult, actor_message_id: str, user_message_id: str, user_text: str,
+                  max_state_bytes: int = 60_000) -> FinalizeResult:
+    """Pure: the bytes to CAS-write after the actor's reply was saved (prose is not copied)."""
+    if not result.write or result.candidate is None or result.projection is None:
+        return FinalizeResult("failed", None, [Diagnostic("story_not_writable", result.outcome)])
+    state = replace(result.candidate, status="waiting_for_acceptance", pending_actor=PendingActor(
+        actor_message_id, user_message_id, content_hash(user_text), result.projection))
+    try:
+        return FinalizeResult("waiting_for_acceptance", serialize_state(state, max_state_bytes))
+    except StateTooLarge as exc:
+        return FinalizeResult("failed", None, [Diagnostic("state_too_large", str(exc), {"size": exc.size, "limit": exc.limit})])
+
+
+class StoryCoordinator:
+    def __init__(self, model: StoryModelConfig, reader: MessageReader, init_model: StoryModelConfig | None = None) -> None:
+        self.model, self.reader, self.init_model = model, reader, init_model or model
+        self.prepare, self.advance = PovPrepareTurn(model), PovAdvanceWorld(model)
+        self.plan, self.deal = NarrativePlanCycle(model), NarrativeDealBeat()
+        self.settle, self.rebranch = NarrativeSettleEvent(model), NarrativeRebranch(model)
+
+    async def before_actor(self, inp: BeforeActorInput) -> BeforeActorResult:
+        out = BeforeActorResult("no_story")
+        state = None
+        if inp.saved_state is not None:
+            try:
+                state = deserialize_state(inp.saved_state, inp.agent_id)
+            except (StoryError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+                out.diagnostics.append(Diagnostic("story_state_unreadable", str(exc)[:300]))
+        decision = decide_start(state, inp.history, inp.agent_id, inp.source_position)
+        setting = compile_source(inp.persona, inp.history, inp.user_text)
+        if decision == "adopt" and state is not None:
+            state = await self._adopt(state, inp, out, setting)
+            if out.outcome == "advance_pending":
+                return out
+            if state is None:
+                decision = "reinitialize"
+        if decision in ("fresh", "reinitialize", "read_only"):
+            init = await initialize_story(self.init_model, inp.context, inp.persona, inp.history, inp.user_text, inp.seed)
+            out.tool_calls.append("story_init:" + ("ok" if init.world else "failed"))
+            out.diagnostics += init.diagnostics
+            out.usage = out.usage.plus(init.usage)
+            if init.world is None or init.narrative is None:
+                return out
+            old_q = state.quarantine if state is not None else []
+            state = StoryState(inp.agent_id, init.world, init.narrative, source_position=inp.source_position, quarantine=old_q)
+        assert state is not None
+        await self._prepare(state, inp, out, setting)
+        out.write = out.outcome == "prepared" and decision != "read_only"
+        if decision == "read_only" and out.outcome == "prepared":
+            out.outcome = "read_only"
+        return out
+
+    async def _adopt(self, state: StoryState, inp: BeforeActorInput, out: BeforeActorResult, setting: str) -> StoryState | None:
+        pa = state.pending_actor
+        assert pa is not None
+        saved = (await self.reader.read([pa.message_id])).get(pa.message_id)
+        if not saved_message_ok(saved, inp.agent_id):
+            out.diagnostics.append(Diagnostic("pending_actor_missing", "", {"message_id": pa.message_id}))
+            return None
+        try:
+            prepared = restore_prepared(state.world, saved_stage=pa.projection.stage)
+        except PreparedMismatch as exc:
+            out.diagnostics.append(Diagnostic("prepared_mismatch", exc.reason))
+            return None
+        actx = replace(inp.context, turn_id=prepared.turn_id)
+        adv = await self.advance.execute(AdvanceInput(actx, prepared, WriterOutput(saved.content), setting))
+        out.tool_calls.append(f"pov_advance_world:{adv.outcome}")
+        out.diagnostics += adv.diagnostics
+        out.usage = out.usage.plus(adv.usage)
+        if adv.outcome == "pending":
+            out.outcome = "advance_pending"
+            return state
+        ref = EvidenceRef(saved.message_id, content_hash(saved.content), prepared.user_text, state.source_position)
+        state = add_evidence(state, prepared.snapshot.foreground.id, ref)
+        if prepared.stage.event.phase == "end":
+            state = close_event(state, prepared.snapshot.foreground.id, interrupted=False)
+        return replace(state, world=adv.snapshot, pending_actor=None, accepted_message_id=saved.message_id, status="accepted")
+
+    async def _settle(self, state: StoryState, inp: BeforeActorInput, out: BeforeActorResult, setting: str) -> StoryState:
+        run: SettleRun = await settle_closed(state, inp.context, inp.source_position, self.reader, self.settle, self.rebranch, setting)
+        out.tool_calls += run.calls
+        out.diagnostics += run.diagnostics
+        out.usage = out.usage.plus(run.usage)
+        return run.state
+
+    async def _prepare(self, state: StoryState, inp: BeforeActorInput, out: BeforeActorResult, setting: str) -> None:
+        ctx = inp.context
+        state = await self._settle(state, inp, out, setting)  # ended events and earlier unknowns first
+        prep = await self.prepare.execute(PrepareInput(ctx, state.world, PrepareAction("free", inp.user_text), setting))
+        out.tool_calls.append("pov_prepare_turn")
+        out.diagnostics += prep.diagnostics
+        out.usage = out.usage.plus(prep.usage)
+        for e in prep.events:  # the new user message interrupts only what came before it
+            if e.kind in ("event_interrupted", "event_ended"):
+                state = close_event(state, e.id, interrupted=e.kind == "event_interrupted")
+        state = await self._settle(state, inp, out, setting)
+        narrative, hold = state.narrative, bool(unresolved(state))
+        if narrative.need_plan and not hold:
+            plan = await self.plan.execute(PlanInput(ctx, narrative, setting))
+            out.tool_calls.append(f"narrative_plan_cycle:{plan.outcome}")
+            out.diagnostics += plan.diagnostics
+            out.usage = out.usage.plus(plan.usage)
+            narrative = plan.snapshot
+        deal = await self.deal.execute(DealInput(ctx, narrative, prep.stage.event.phase, hold=hold))  # type: ignore[arg-type]
+        out.tool_calls.append("narrative_deal_beat")
+        out.diagnostics += deal.diagnostics
+        prep = project_stage(prep, deal.packet.bias.prefer_background_kind)
+        out.projection = Projection(prep.stage, deal.packet)
+        out.guidance = stage_message(out.projection)
+        out.candidate = replace(state, world=prep.snapshot, narrative=deal.snapshot, source_position=inp.source_position)
+        out.outcome = "prepared"
