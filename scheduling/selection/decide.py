@@ -28,6 +28,8 @@ class SelectionDecision(msgspec.Struct, rename="camel"):
     reason: str
     weights_version: str
     reply_target: int
+    decided_by: SelectedBy = "fallback"
+    llm_selected_agent_ids: list[str] = []
     llm_problems: list[str] = []
 
 
@@ -60,6 +62,9 @@ def decide_speakers(
        Without mentions the LLM decides the count itself (≤ ``reply_limit``; 1 when quiet and
        not addressed to several); with mentions it only fills up to the planned count.
     3. Otherwise the scorer's top candidates up to ``plan_reply_count`` — ``fallback``.
+
+    ``decidedBy`` is the last rule that added an agent (fallback > llm > mention);
+    ``llmSelected`` per candidate keeps the LLM's opinion even where a mention overrode it.
     """
     emotion = emotion or context.user_emotion
     ids = [a.id for a in agents]
@@ -95,9 +100,13 @@ def decide_speakers(
             notes.append(f"{why}fallback scorer {weights.version}: top {target} of {len(ids)} by score")
 
     for candidate in ranked:
+        candidate.llm_selected = (candidate.agent_id in llm_ids) if llm_ids else None
         if candidate.agent_id in chosen:
             candidate.selected = True
             candidate.selected_by = chosen[candidate.agent_id]
+    sources = set(chosen.values())
+    decided_by: SelectedBy = "fallback" if "fallback" in sources else "llm" if "llm" in sources else (
+        "mention" if sources else "fallback")
     return SelectionDecision(
         candidates=ranked,
         selected_agent_ids=list(chosen),
@@ -105,5 +114,7 @@ def decide_speakers(
         reason="; ".join(notes)[:1000],
         weights_version=weights.version,
         reply_target=target,
+        decided_by=decided_by,
+        llm_selected_agent_ids=llm_ids,
         llm_problems=problems,
     )

@@ -32,6 +32,7 @@ class CandidateScore(msgspec.Struct, rename="camel"):
     rank: int
     selected: bool = False
     selected_by: SelectedBy | None = None
+    llm_selected: bool | None = None  # None: no usable LLM selection this turn
 
 
 def weighted_score(features: dict[str, float], weights: ScoringWeights) -> float:

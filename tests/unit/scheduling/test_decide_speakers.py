@@ -112,4 +112,15 @@ def test_llm_call_can_be_skipped_when_mentions_fill_the_turn():
 def test_decision_serialises_to_camel_case_metadata():
     data = msgspec.to_builtins(decide(user_emotion=fallback_emotion("好难过")))
     assert {"candidates", "selectedAgentIds", "selectedBy", "reason", "weightsVersion", "replyTarget"} <= set(data)
-    assert {"agentId", "features", "score", "rank", "selected", "selectedBy"} == set(data["candidates"][0])
+    assert {"agentId", "features", "score", "rank", "selected", "selectedBy", "llmSelected"} == set(data["candidates"][0])
+
+
+def test_decision_records_the_deciding_rule_and_the_llm_opinion_per_candidate():
+    llm = SpeakerSelection(["planner"], "advice")
+    by_llm = decide(llm=llm)
+    assert by_llm.decided_by == "llm" and by_llm.llm_selected_agent_ids == ["planner"]
+    assert {c.agent_id: c.llm_selected for c in by_llm.candidates} == {
+        "gentle": False, "planner": True, "joker": False, "calm": False}
+    by_mention = decide(mentions=["joker"], llm=llm)
+    assert by_mention.decided_by == "mention" and by_mention.selected_agent_ids == ["joker"]
+    assert all(c.llm_selected is None for c in decide().candidates) and decide().decided_by == "fallback"
