@@ -28,6 +28,8 @@ class AgentProfile(msgspec.Struct, frozen=True, rename="camel"):
     personality_prompt: str = ""
     tone_prompt: str = ""
     default_prompt: str = ""
+    guardrails_prompt: str = ""  # for the actor prompt; not a selection signal
+    story_background: str = ""  # likewise: the seed matches persona keywords without it
     capabilities: AgentCapabilities | None = None
     display_order: int = 0
 
