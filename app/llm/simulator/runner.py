@@ -52,7 +52,9 @@ def start_simulator_in_thread(host: str = "127.0.0.1", port: int = 0, **options:
         options["faults"] = tuple(options["faults"])
     state = SimulatorState(SimulatorOptions(**options))
     app = create_simulator_app(state=state)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose proto
+    # says TCP, and without it every keep-alive response stalls ~40 ms on delayed ACKs.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)

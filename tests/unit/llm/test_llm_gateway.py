@@ -218,3 +218,11 @@ async def test_library_request_structs_with_the_same_fields_are_accepted():
     gw, fake, _ = gateway(completion())
     await gw.complete(LibRequest([Msg("user", "hi")], "emotion"))
     assert fake.calls[0]["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_default_client_never_retries_on_its_own():
+    from app.llm.config import ModelConfig
+    from app.llm.gateway import default_client_factory
+
+    client = default_client_factory(ModelConfig(id="x", base_url="http://127.0.0.1:1/v1", model="m", timeout_ms=1500), "k")
+    assert client.max_retries == 0 and client.timeout == 1.5
