@@ -75,7 +75,7 @@ def compile_source(persona: PersonaSource, history: list[HistoryMessage], curren
     lines = [f"{m.name or m.role}: {m.content[:MESSAGE_CHARS]}" for m in recent]
     return (f"Character: {persona.name}\nDefinition:\n{persona.definition[:DEFINITION_CHARS]}\n\n"
             f"Opening:\n{persona.opening[:OPENING_CHARS]}\n\nRecent messages:\n" + "\n".join(lines)
-            + f"\n\nCurrent input: {current_input}")
+            + (f"\n\nCurrent input: {current_input}" if current_input else ""))
 
 
 def init_problems(p: InitProposal, protected: str, policy: WorldPolicy) -> list[str]:

@@ -97,8 +97,9 @@ class StoryCoordinator:
                 out.diagnostics.append(Diagnostic("story_state_unreadable", str(exc)[:300]))
         decision = decide_start(state, inp.history, inp.agent_id, inp.source_position)
         setting = compile_source(inp.persona, inp.history, inp.user_text)
+        past = compile_source(inp.persona, inp.history, "")  # adoption never sees the new input
         if decision == "adopt" and state is not None:
-            state = await self._adopt(state, inp, out, setting)
+            state = await self._adopt(state, inp, out, past)
             if out.outcome == "advance_pending":
                 return out
             if state is None:
@@ -113,7 +114,7 @@ class StoryCoordinator:
             old_q = state.quarantine if state is not None else []
             state = StoryState(inp.agent_id, init.world, init.narrative, source_position=inp.source_position, quarantine=old_q)
         assert state is not None
-        await self._prepare(state, inp, out, setting)
+        await self._prepare(state, inp, out, setting, past)
         out.write = out.outcome == "prepared" and decision != "read_only"
         if decision == "read_only" and out.outcome == "prepared":
             out.outcome = "read_only"
@@ -152,9 +153,9 @@ class StoryCoordinator:
         out.usage = out.usage.plus(run.usage)
         return run.state
 
-    async def _prepare(self, state: StoryState, inp: BeforeActorInput, out: BeforeActorResult, setting: str) -> None:
+    async def _prepare(self, state: StoryState, inp: BeforeActorInput, out: BeforeActorResult, setting: str, past: str) -> None:
         ctx = inp.context
-        state = await self._settle(state, inp, out, setting)  # ended events and earlier unknowns first
+        state = await self._settle(state, inp, out, past)  # ended events and earlier unknowns first
         prep = await self.prepare.execute(PrepareInput(ctx, state.world, PrepareAction("free", inp.user_text), setting))
         out.tool_calls.append("pov_prepare_turn")
         out.diagnostics += prep.diagnostics
@@ -162,7 +163,7 @@ class StoryCoordinator:
         for e in prep.events:  # the new user message interrupts only what came before it
             if e.kind in ("event_interrupted", "event_ended"):
                 state = close_event(state, e.id, interrupted=e.kind == "event_interrupted")
-        state = await self._settle(state, inp, out, setting)
+        state = await self._settle(state, inp, out, past)
         narrative, hold = state.narrative, bool(unresolved(state))
         if narrative.need_plan and not hold:
             plan = await self.plan.execute(PlanInput(ctx, narrative, setting))

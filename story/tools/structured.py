@@ -36,12 +36,13 @@ def strict_schema(struct_type: type) -> dict[str, Any]:
             return [fix(v) for v in node]
         return node
 
-    root = raw
+    root, root_name = raw, None
     if "$ref" in raw:
-        root = dict(defs[raw["$ref"].rsplit("/", 1)[-1]])
+        root_name = raw["$ref"].rsplit("/", 1)[-1]
+        root = dict(defs[root_name])
     fixed = fix(root)
-    other_defs = {k: fix(v) for k, v in defs.items()}
-    if other_defs and any(k for k in other_defs):
+    other_defs = {k: fix(v) for k, v in defs.items() if k != root_name}
+    if other_defs:
         fixed["$defs"] = other_defs
     return fixed
 
