@@ -22,6 +22,7 @@ from app.db.engine import create_engine, session_factory
 from app.db.migrate import is_at_head, upgrade
 from app.errors import SettingsError
 from app.messages.controller import MessageController
+from app.turns.controller import TurnController
 from app.settings import Settings
 
 log = logging.getLogger("app")
@@ -51,6 +52,19 @@ def build_model(settings: Settings) -> Any:
     return ModelGateway(settings.llm)
 
 
+def build_pipeline(settings: Settings, sessions: Any, model: Any) -> Any:
+    from app.llm.templates import PromptTemplates
+    from app.turns.pipeline import TurnPipeline
+    from app.turns.weights import WeightsStore
+
+    templates = PromptTemplates(settings.llm.prompts)
+    templates.validate()
+    return TurnPipeline(
+        sessions=sessions, model=model, templates=templates, settings=settings,
+        weights=WeightsStore(settings.scoring_weights_path),
+    )
+
+
 def create_app(settings: Settings, *, model: Any = None, engine: AsyncEngine | None = None) -> Litestar:
     """``model`` replaces the LLM gateway (tests pass a fake); ``engine`` shares a database."""
 
@@ -63,6 +77,7 @@ def create_app(settings: Settings, *, model: Any = None, engine: AsyncEngine | N
             app.state.engine = eng
             app.state.sessions = session_factory(eng)
             app.state.model = model if model is not None else build_model(settings)
+            app.state.turn_pipeline = build_pipeline(settings, app.state.sessions, app.state.model)
             yield
         finally:
             if own_engine:
@@ -71,7 +86,7 @@ def create_app(settings: Settings, *, model: Any = None, engine: AsyncEngine | N
     if settings.limits.max_body_bytes <= 0:
         raise SettingsError("COMPANION_MAX_BODY_BYTES", "must be positive")
     return Litestar(
-        route_handlers=[healthz, readyz, AgentController, ConversationController, MessageController],
+        route_handlers=[healthz, readyz, AgentController, ConversationController, MessageController, TurnController],
         dependencies={"session": Provide(provide_session), "principal": Provide(provide_principal, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         lifespan=[lifespan],

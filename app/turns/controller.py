@@ -1,0 +1,90 @@
+"""/v1/conversations/{id}/turns: JSON, or Server-Sent Events with ``Accept: text/event-stream``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.datastructures import State
+from litestar.response import ServerSentEvent
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth.tokens import Principal
+from app.messages.service import check_content
+from app.messages.service import to_out as message_out
+from app.turns import repository
+from app.turns.schemas import TurnCreate
+from app.turns.stages import model_configured
+
+
+def _replay(turn: Any, user_message: Any) -> dict[str, Any]:
+    if turn.result is not None:
+        return turn.result
+    return {"turnId": turn.id, "status": turn.status, "conversationId": turn.conversation_id,
+            "userMessage": _builtins(message_out(user_message)) if user_message else None,
+            "agentMessages": [], "orchestration": {}, "error": turn.error}  # fmt: skip
+
+
+def _builtins(value: Any) -> Any:
+    import msgspec
+
+    return msgspec.to_builtins(value)
+
+
+class TurnController(Controller):
+    path = "/v1/conversations/{conversation_id:str}/turns"
+    tags = ["turns"]
+
+    @post("/")
+    async def create(
+        self, conversation_id: str, data: TurnCreate, request: Request, principal: Principal, state: State
+    ) -> Response[Any]:
+        check_content(data.content, state.settings.limits)
+        if not model_configured(state.model, "actor"):
+            from app.errors import ModelNotConfigured
+
+            raise ModelNotConfigured("actor")
+        started = await repository.start_turn(
+            state.sessions, principal.user_id, conversation_id, data.content, data.idempotency_key,
+            stale_after_s=state.settings.turn_timeout_s * 2,
+        )  # fmt: skip
+        if started.replay:
+            if started.turn.status == "running":
+                raise repository.TurnInProgress(started.turn.id)
+            return Response(_replay(started.turn, started.user_message), status_code=200)
+        pipeline = state.turn_pipeline
+        if "text/event-stream" in request.headers.get("accept", ""):
+            return ServerSentEvent(_stream(pipeline, started))
+        # The turn finishes even if the client goes away: the user message is already accepted.
+        result = await asyncio.shield(asyncio.ensure_future(pipeline.run(started)))
+        return Response(result, status_code=201)
+
+    @get("/{turn_id:str}")
+    async def read(self, conversation_id: str, turn_id: str, session: AsyncSession, principal: Principal) -> dict[str, Any]:
+        turn = await repository.load_turn(session, principal.user_id, conversation_id, turn_id)
+        from app.db.models import Message
+
+        message = await session.get(Message, turn.user_message_id) if turn.user_message_id else None
+        return _replay(turn, message)
+
+
+async def _stream(pipeline: Any, started: Any) -> AsyncIterator[dict[str, str]]:
+    queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+
+    async def emit(event: str, data: dict[str, Any]) -> None:
+        await queue.put((event, data))
+
+    async def run() -> None:
+        try:
+            await pipeline.run(started, emit)
+        finally:
+            await queue.put(None)
+
+    task = asyncio.ensure_future(run())  # keeps running if the client disconnects
+    while (item := await queue.get()) is not None:
+        event, data = item
+        yield {"event": event, "data": json.dumps(data, ensure_ascii=False, default=str)}
+    await task

@@ -1,0 +1,64 @@
+"""Loads what the scheduling library needs, in three queries: members, the user's direct-chat
+stats with each member, and the recent group messages."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.models import Agent, Conversation, ConversationMember, Message
+from scheduling import AgentCapabilities, AgentProfile, DirectChatStats, GroupMessage
+
+
+class LoadedAgents:
+    def __init__(self, profiles: list[AgentProfile], rows: dict[str, Agent]) -> None:
+        self.profiles = profiles
+        self.rows = rows
+
+    def name(self, agent_id: str | None) -> str:
+        row = self.rows.get(agent_id or "")
+        return row.name if row else (agent_id or "agent")
+
+
+def to_profile(agent: Agent, display_order: int) -> AgentProfile:
+    caps = AgentCapabilities(**agent.capabilities) if agent.capabilities else None
+    return AgentProfile(
+        id=agent.id, name=agent.name, aliases=tuple(agent.aliases or ()), headline=agent.headline,
+        description=agent.description, personality_prompt=agent.personality_prompt, tone_prompt=agent.tone_prompt,
+        default_prompt=agent.default_prompt, capabilities=caps, display_order=display_order,
+    )  # fmt: skip
+
+
+async def load_agents(session: AsyncSession, conversation_id: str) -> LoadedAgents:
+    rows = await session.execute(
+        select(Agent, ConversationMember.display_order)
+        .join(ConversationMember, ConversationMember.agent_id == Agent.id)
+        .where(ConversationMember.conversation_id == conversation_id)
+        .order_by(ConversationMember.display_order, ConversationMember.id)
+    )
+    profiles, by_id = [], {}
+    for agent, order in rows:
+        profiles.append(to_profile(agent, order))
+        by_id[agent.id] = agent
+    return LoadedAgents(profiles, by_id)
+
+
+async def direct_stats(session: AsyncSession, owner_id: str, agent_ids: list[str]) -> dict[str, DirectChatStats]:
+    rows = await session.execute(
+        select(Conversation.direct_agent_id, Conversation.message_count, Conversation.last_message_at_ms).where(
+            Conversation.owner_id == owner_id,
+            Conversation.kind == "direct",
+            Conversation.direct_agent_id.in_(agent_ids),
+        )
+    )
+    return {a: DirectChatStats(message_count=c, last_message_at_ms=t) for a, c, t in rows}
+
+
+async def recent_messages(session: AsyncSession, conversation_id: str, limit: int, *, before_seq: int | None = None) -> list[GroupMessage]:
+    query = select(Message.role, Message.seq, Message.agent_id, Message.content).where(
+        Message.conversation_id == conversation_id, Message.deleted_at.is_(None)
+    )
+    if before_seq is not None:
+        query = query.where(Message.seq < before_seq)
+    rows = await session.execute(query.order_by(Message.seq.desc()).limit(limit))
+    return [GroupMessage(role=r, seq=s, agent_id=a, content=c) for r, s, a, c in reversed(rows.all())]

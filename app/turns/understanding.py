@@ -1,0 +1,37 @@
+"""Intent and emotion, concurrently; each falls back offline on any model failure."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from app.turns.stages import StageRun, struct_stage
+from scheduling import (
+    AgentProfile, UserEmotion, UserIntent, clamp_emotion, clean_intent, emotion_model_request, fallback_emotion,
+    fallback_intent, intent_model_request,
+)  # fmt: skip
+
+
+async def understand(
+    model: Any, text: str, agents: Sequence[AgentProfile], transcript: str, language: str, *, direct: bool
+) -> tuple[StageRun[UserIntent], StageRun[UserEmotion]]:
+    """A direct conversation has one listener, so its intent is the offline reading (no model call)."""
+    member_ids = [a.id for a in agents]
+
+    async def intent() -> StageRun[UserIntent]:
+        if direct:
+            return StageRun(stage="intent", value=fallback_intent(text, agents), source="skipped", ms=0.0)
+        return await struct_stage(
+            "intent", model, intent_model_request(text, agents, transcript, language), UserIntent,
+            lambda: fallback_intent(text, agents), post=lambda i: clean_intent(i, member_ids),
+        )  # fmt: skip
+
+    async def emotion() -> StageRun[UserEmotion]:
+        return await struct_stage(
+            "emotion", model, emotion_model_request(text, transcript, language), UserEmotion,
+            lambda: fallback_emotion(text), post=clamp_emotion,
+        )  # fmt: skip
+
+    intent_run, emotion_run = await asyncio.gather(intent(), emotion())
+    return intent_run, emotion_run

@@ -1,0 +1,63 @@
+"""A scripted 'world' for pipeline tests: a FunctionModel that answers by purpose."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from app.llm.fakes import FunctionModel
+
+EMOTION_SAD = {"primaryEmotion": "sad", "intensity": 0.7, "needsComfort": True, "needsAdvice": False,
+               "needsDeescalation": False, "socialEnergy": "low", "reason": "用户说很难过"}  # fmt: skip
+INTENT_CHAT = {"kind": "chit_chat", "addressedAgentIds": [], "wantsMultipleVoices": False}
+NO_CROSS = {"shouldReply": False, "fromAgentId": "", "toAgentId": "", "reason": "不需要"}
+
+
+class World:
+    """Per-purpose handlers; ``calls`` counts requests by purpose; ``delay`` simulates latency."""
+
+    def __init__(self, **handlers: Any) -> None:
+        self.handlers: dict[str, Any] = {
+            "intent": INTENT_CHAT,
+            "emotion": EMOTION_SAD,
+            "select": None,
+            "actor": lambda req: f"我在这里陪着你。（{_agent(req)}）",
+            "cross_reply.plan": NO_CROSS,
+            "cross_reply": lambda req: f"我同意你说的。（{_agent(req)}）",
+            **handlers,
+        }
+        self.calls: list[str] = []
+        self.delay = 0.0
+        self.active = 0
+        self.max_active = 0
+        self.model = FunctionModel(self._answer)
+
+    async def _answer(self, request: Any) -> Any:
+        self.calls.append(request.purpose)
+        self.active += 1
+        self.max_active = max(self.max_active, self.active)
+        try:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            handler = self.handlers[request.purpose]
+            if isinstance(handler, list):
+                handler = handler.pop(0) if len(handler) > 1 else handler[0]
+            if isinstance(handler, BaseException):
+                raise handler
+            if callable(handler):
+                handler = handler(request)
+                if asyncio.iscoroutine(handler):
+                    handler = await handler
+            return handler
+        finally:
+            self.active -= 1
+
+
+def _agent(request: Any) -> str:
+    system = request.messages[0].content
+    return system.split("You are ", 1)[1].split(",", 1)[0] if "You are " in system else "?"
+
+
+def select(*ids: str, reason: str = "适合安慰") -> Callable[[Any], dict[str, Any]]:
+    return lambda req: {"selectedAgentIds": list(ids), "reason": reason}
