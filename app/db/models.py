@@ -17,6 +17,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -270,3 +271,25 @@ class QualityEvent(Base):
     action: Mapped[str] = mapped_column(String(16))  # regenerated | dropped
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     synthetic: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class StoryState(Base):
+    """Story state per (user, conversation, agent). Writes are compare-and-swap on ``revision``
+    (``UPDATE ... WHERE revision = :expected``) so concurrent turns and processes never lose one."""
+
+    __tablename__ = "story_states"
+    __table_args__ = (
+        UniqueConstraint("owner_id", "conversation_id", "agent_id", name="uq_story_states_scope"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    owner_id: Mapped[str] = mapped_column(String(128))
+    conversation_id: Mapped[str] = mapped_column(String(32), ForeignKey("conversations.id", ondelete="CASCADE"))
+    agent_id: Mapped[str] = mapped_column(String(32), ForeignKey("agents.id", ondelete="CASCADE"))
+    revision: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[str] = mapped_column(String(32), default="active")
+    envelope: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    quarantine: Mapped[list[Any]] = mapped_column(JsonType, default=list)
+    last_outcome: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -17,6 +17,7 @@ from app.messages.service import check_content
 from app.messages.service import to_out as message_out
 from app.turns import repository
 from app.turns.schemas import TurnCreate
+from app.turns.hooks import hooks_with
 from app.turns.stages import model_configured
 
 
@@ -56,6 +57,8 @@ class TurnController(Controller):
                 raise repository.TurnInProgress(started.turn.id)
             return Response(_replay(started.turn, started.user_message), status_code=200)
         pipeline = state.turn_pipeline
+        for hook in hooks_with(pipeline.hooks, "turn_starting"):  # e.g. stale suggestions are cleared
+            await hook.turn_starting(conversation_id)
         if "text/event-stream" in request.headers.get("accept", ""):
             return ServerSentEvent(_stream(pipeline, started))
         # The turn finishes even if the client goes away: the user message is already accepted.

@@ -23,6 +23,7 @@ from app.messages.service import to_out as message_out
 from app.messages.store import insert_message
 from app.settings import Settings
 from app.turns import loader, records, repository
+from app.turns.hooks import ActorPrep, TurnInfo, hooks_with
 from app.turns.cross import NO_PLAN, CrossReplyPlan, plan_request, plan_validator
 from app.turns.replies import Reply, actor_request, generate_checked
 from app.turns.repository import StartedTurn
@@ -53,7 +54,9 @@ class TurnPipeline:
         templates: PromptTemplates,
         settings: Settings,
         weights: WeightsStore,
+        hooks: list[Any] | None = None,
     ) -> None:
+        self.hooks = list(hooks or [])
         self.sessions = sessions
         self.model = model
         self.templates = templates
@@ -63,7 +66,7 @@ class TurnPipeline:
     async def run(self, started: StartedTurn, emit: Emit = _no_emit) -> dict[str, Any]:
         turn, conv = started.turn, started.conversation
         t0 = time.perf_counter()
-        state: dict[str, Any] = {"messages": [], "timings": {}, "usage": Usage(), "orchestration": {}}
+        state: dict[str, Any] = {"messages": [], "timings": {}, "usage": Usage(), "orchestration": {}, "extra": {}}
         await emit("turn.started", {"turnId": turn.id, "userMessage": _dump(message_out(started.user_message))})
         try:
             async with asyncio.timeout(self.settings.turn_timeout_s):
@@ -82,6 +85,7 @@ class TurnPipeline:
             "orchestration": {**state["orchestration"], "timings": state["timings"],
                               "usage": records.usage_dict(state["usage"])},
             "error": error,
+            **state["extra"],
         }  # fmt: skip
         await repository.finish_turn(
             self.sessions, turn.id, status=status, result=result, error=error,
@@ -142,9 +146,17 @@ class TurnPipeline:
         orch["selection"] = {**records.to_builtins(decision), "llm": select_run.record(), "mentions": mentions}
         orch["speakingContext"] = records.to_builtins(context)
         await emit("turn.selection", {"turnId": turn.id, "selection": orch["selection"]})
+        info = TurnInfo(
+            turn_id=turn.id, owner_id=turn.owner_id, conversation_id=conv.id, conversation_kind=conv.kind,
+            settings=cs, language=language, user_message_id=user_msg.id, user_message_seq=user_msg.seq,
+            user_text=user_msg.content, agents=agents.profiles, agent_rows=agents.rows, recent=recent,
+            emotion=emotion, intent=intent,
+        )  # fmt: skip
+        preps = await self._before_actor(info, decision.selected_agent_ids)
 
         t = time.perf_counter()
-        replies = await self._primary_replies(decision.selected_agent_ids, agents, language, transcript, user_msg.content)
+        replies = await self._primary_replies(decision.selected_agent_ids, agents, language, transcript,
+                                              user_msg.content, preps)  # fmt: skip
         timings["actor"] = _ms(t)
         kept = [r for r in replies if not r.dropped]
         metrics = [_metric(turn, "actor", r.ms, r.usage, r.agent_id, "error" if r.dropped else "ok") for r in replies]
@@ -175,8 +187,12 @@ class TurnPipeline:
             meta = records.message_metadata(reply, selected_by=selected_by, wire_api=WIRE_API,
                                             orchestration=meta_orch, timings=dict(timings))  # fmt: skip
             message = await self._save_reply(conv.id, turn.id, reply, meta)
+            if reply.kind == "primary" and reply.agent_id in preps:
+                message = await self._after_reply(info, reply.agent_id, preps.pop(reply.agent_id), message)
             state["messages"].append(message)
             await emit("message.created", {"turnId": turn.id, "message": _dump(message_out(message))})
+        for agent_id, prep in preps.items():  # replies that were dropped: hooks learn there is no message
+            await self._after_reply(info, agent_id, prep, None)
         if replies and not kept:
             raise _AllRepliesFailed([r.problems for r in replies])
 
@@ -196,6 +212,35 @@ class TurnPipeline:
                 quality=records.quality_rows(turn.id, conv.id, all_replies),
             )  # fmt: skip
             await session.commit()
+        for hook in hooks_with(self.hooks, "turn_finished"):
+            extra = await hook.turn_finished(info, list(state["messages"]), emit)
+            if extra:
+                state["extra"].update(extra)
+
+    async def _before_actor(self, info: TurnInfo, agent_ids: list[str]) -> dict[str, ActorPrep]:
+        preps: dict[str, ActorPrep] = {}
+        hooks = hooks_with(self.hooks, "before_actor")
+        if not hooks:
+            return preps
+
+        async def one(agent_id: str) -> None:
+            for hook in hooks:
+                preps[agent_id] = await hook.before_actor(info, agent_id)
+
+        await asyncio.gather(*(one(a) for a in agent_ids))
+        return preps
+
+    async def _after_reply(self, info: TurnInfo, agent_id: str, prep: ActorPrep, message: Message | None) -> Message | None:
+        extra: dict[str, Any] = {}
+        for hook in hooks_with(self.hooks, "after_reply"):
+            extra.update(await hook.after_reply(info, agent_id, prep, message) or {})
+        if message is None or not extra:
+            return message
+        async with self.sessions() as session:
+            row = await session.get(Message, message.id)
+            row.metadata_json = {**row.metadata_json, **extra}
+            await session.commit()
+            return row
 
     async def _select(self, direct, profiles, context, intent, emotion, mentions, transcript, text, language,
                       reply_limit, chattiness) -> StageRun[SpeakerSelection | None]:  # fmt: skip
@@ -214,14 +259,15 @@ class TurnPipeline:
             validate=lambda s: validate_selection(s, ids, max(1, reply_limit)),
         )  # fmt: skip
 
-    async def _primary_replies(self, selected, agents, language, transcript, text) -> list[Reply]:
+    async def _primary_replies(self, selected, agents, language, transcript, text, preps) -> list[Reply]:
         names = {p.id: p.name for p in agents.profiles}
 
         async def one(agent_id: str, earlier: list[str]) -> Reply:
             agent = agents.rows[agent_id]
             others = [n for a, n in names.items() if a != agent_id]
-            request = actor_request(self.templates, agent, language=language, transcript=transcript,
-                                    user_text=text, others=others)  # fmt: skip
+            prep = preps.get(agent_id)
+            request = actor_request(self.templates, agent, language=language, transcript=transcript, user_text=text,
+                                    others=others, stage_material=prep.stage_material if prep else None)  # fmt: skip
             try:
                 return await generate_checked(self.model, request, agent, language=language,
                                               max_chars=self.settings.limits.max_message_chars,
