@@ -21,7 +21,12 @@ from app.conversations.controller import ConversationController
 from app.db.engine import create_engine, session_factory
 from app.db.migrate import is_at_head, upgrade
 from app.errors import SettingsError
+from app.llm.templates import PromptTemplates
 from app.messages.controller import MessageController
+from app.story import feature as story_feature
+from app.suggestions import feature as suggestions_feature
+from app.turns.pipeline import TurnPipeline
+from app.turns.weights import WeightsStore
 from app.turns.controller import TurnController
 from app.settings import Settings
 
@@ -52,41 +57,51 @@ def build_model(settings: Settings) -> Any:
     return ModelGateway(settings.llm)
 
 
-def build_pipeline(settings: Settings, sessions: Any, model: Any) -> Any:
-    from app.llm.templates import PromptTemplates
-    from app.turns.pipeline import TurnPipeline
-    from app.turns.weights import WeightsStore
+FEATURES = (story_feature, suggestions_feature)
 
-    templates = PromptTemplates(settings.llm.prompts)
-    templates.validate()
+
+def build_pipeline(settings: Settings, sessions: Any, model: Any, templates: PromptTemplates) -> Any:
+    hooks = [h for f in FEATURES if (h := f.hooks(settings, sessions, model)) is not None]
     return TurnPipeline(
         sessions=sessions, model=model, templates=templates, settings=settings,
-        weights=WeightsStore(settings.scoring_weights_path),
+        weights=WeightsStore(settings.scoring_weights_path), hooks=hooks,
     )
 
 
 def create_app(settings: Settings, *, model: Any = None, engine: AsyncEngine | None = None) -> Litestar:
     """``model`` replaces the LLM gateway (tests pass a fake); ``engine`` shares a database."""
 
+    templates = PromptTemplates(settings.llm.prompts)
+    templates.validate()  # a template missing a required variable stops start-up
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         own_engine = engine is None
         eng = engine or create_engine(settings.database_url)
+        own_model = model is None
+        app.state.model = model if model is not None else build_model(settings)
         try:
             await prepare_database(settings, eng)
             app.state.engine = eng
             app.state.sessions = session_factory(eng)
-            app.state.model = model if model is not None else build_model(settings)
-            app.state.turn_pipeline = build_pipeline(settings, app.state.sessions, app.state.model)
+            app.state.templates = templates
+            for feature in FEATURES:
+                await feature.on_startup(settings, app.state.sessions)
+            app.state.turn_pipeline = build_pipeline(settings, app.state.sessions, app.state.model, templates)
             yield
         finally:
+            if own_model and hasattr(app.state.model, "aclose"):
+                await app.state.model.aclose()
             if own_engine:
                 await eng.dispose()
 
     if settings.limits.max_body_bytes <= 0:
         raise SettingsError("COMPANION_MAX_BODY_BYTES", "must be positive")
     return Litestar(
-        route_handlers=[healthz, readyz, AgentController, ConversationController, MessageController, TurnController],
+        route_handlers=[
+            healthz, readyz, AgentController, ConversationController, MessageController, TurnController,
+            *story_feature.route_handlers, *suggestions_feature.route_handlers,
+        ],  # fmt: skip
         dependencies={"session": Provide(provide_session), "principal": Provide(provide_principal, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         lifespan=[lifespan],
