@@ -82,6 +82,15 @@ def token(user: str, admin: bool, ttl: str) -> None:
         raise click.ClickException(str(exc)) from None
 
 
+@main.command()
+@click.option("--simulate", is_flag=True, help="Start the LLM simulator and use it (output is simulated).")
+def demo(simulate: bool) -> None:
+    """Run a scripted five-turn group session in-process on a temporary SQLite and explain it."""
+    from app.demo import main as run
+
+    run(simulate, click.echo)
+
+
 def _register_optional() -> None:
     try:
         from app.llm.simulator.cli import simulate_llm
