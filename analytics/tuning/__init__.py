@@ -1,0 +1,1 @@
+"""Offline tuning of the fallback scorer's weights from exported decision rows (scikit-learn)."""

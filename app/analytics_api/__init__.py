@@ -1,0 +1,1 @@
+"""HTTP access to the analytics queries (admin scope)."""
