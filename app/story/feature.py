@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-route_handlers: list[Any] = []
+from app.story.controller import StoryController
+from app.story.hooks import StoryHooks
+
+route_handlers: list[Any] = [StoryController]
 
 
 def hooks(settings: Any, sessions: Any, model: Any) -> Any | None:
-    """The hook object for the turn pipeline (see app/turns/hooks.py), or None."""
-    return None
+    """The hook object for the turn pipeline (see app/turns/hooks.py); it is a no-op for
+    conversations whose ``settings.story.enabled`` is false."""
+    return StoryHooks(sessions, model)
 
 
 async def on_startup(settings: Any, sessions: Any) -> None:
-    """Crash recovery on start-up (nothing yet)."""
+    """No crash recovery needed: a state is only ever written by one committed CAS statement,
+    so a crash leaves either the old or the new revision; an interrupted turn's reply is adopted
+    (or the state reinitialized) by the next turn."""

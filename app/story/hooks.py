@@ -1,0 +1,155 @@
+"""The Story coordinator in each selected agent's turn (the pipeline's ``before_actor``/``after_reply``).
+
+Before the actor runs: read the agent's state row, build the history from the database, and let
+the pure coordinator adopt the previous saved reply and prepare this turn; no session is held
+during model calls. After the reply is saved: one compare-and-swap write of the adopted +
+prepared state. A Story failure never fails the turn: the agent replies without guidance and
+the message's metadata says why (the seed's ``story_turn_completed``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import msgspec
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.conversations.settings import StorySettings
+from app.db.models import Message
+from app.errors import StaleStateWrite
+from app.story import repository
+from app.story.messages import DbMessageReader, load_history
+from app.story.repository import StoredState, StoryScope
+from app.turns.hooks import ActorPrep, TurnInfo
+from story.coordinator.envelope import deserialize_state
+from story.coordinator.initializer import PersonaSource
+from story.coordinator.turn import BeforeActorInput, BeforeActorResult, StoryCoordinator, finalize_turn
+from story.tools.common import Diagnostic, StoryContext, StoryModelConfig
+from story.world.stage import WRITER_STAGE_INSTRUCTIONS
+
+log = logging.getLogger("app.story")
+
+
+class StoryToken(msgspec.Struct):
+    """What ``before_actor`` hands to ``after_reply`` through the pipeline."""
+
+    config: StorySettings
+    stored: StoredState | None
+    result: BeforeActorResult
+    prepare_ms: float
+
+
+def story_config(settings: dict[str, Any]) -> StorySettings | None:
+    raw = settings.get("story") or {}
+    if not raw.get("enabled"):
+        return None
+    return msgspec.convert(raw, StorySettings)
+
+
+def persona_of(agent: Any) -> PersonaSource:
+    parts = [("Headline", agent.headline), ("Description", agent.description),
+             ("Personality", agent.personality_prompt), ("Tone", agent.tone_prompt),
+             ("Instructions", agent.default_prompt), ("Guardrails", agent.guardrails_prompt)]  # fmt: skip
+    definition = "\n".join(f"{t}: {v.strip()}" for t, v in parts if v and v.strip())
+    return PersonaSource(agent.name, definition, agent.story_background or "")
+
+
+def _pending_id(stored: StoredState | None, agent_id: str) -> str | None:
+    if stored is None or stored.envelope is None:
+        return None
+    try:
+        pa = deserialize_state(stored.envelope, agent_id).pending_actor
+    except Exception:  # noqa: BLE001 - the coordinator reports an unreadable state itself
+        return None
+    return pa.message_id if pa else None
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 3)
+
+
+class StoryHooks:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], model: Any) -> None:
+        self.sessions, self.model = sessions, model
+
+    def coordinator(self, cfg: StorySettings, conversation_id: str) -> StoryCoordinator:
+        timeout = cfg.model_call_timeout_ms / 1000
+        main = StoryModelConfig(self.model, cfg.model_config_id, timeout)
+        init = StoryModelConfig(self.model, cfg.initializer_model_config_id or cfg.model_config_id, timeout)
+        return StoryCoordinator(model=main, reader=DbMessageReader(self.sessions, conversation_id), init_model=init)
+
+    async def before_actor(self, info: TurnInfo, agent_id: str) -> ActorPrep:
+        cfg = story_config(info.settings)
+        agent = info.agent_rows.get(agent_id)
+        if cfg is None or agent is None:
+            return ActorPrep()
+        t0 = time.perf_counter()
+        stored: StoredState | None = None
+        try:
+            scope = StoryScope(info.owner_id, info.conversation_id, agent_id)
+            names = {a: row.name for a, row in info.agent_rows.items()}
+            async with self.sessions() as session:
+                stored = await repository.ensure(session, scope)
+                history = await load_history(session, info.conversation_id, info.user_message_seq, names,
+                                             _pending_id(stored, agent_id))  # fmt: skip
+            ctx = StoryContext(request_id=info.turn_id, turn_id=f"{info.user_message_id}:{agent_id}",
+                               language=info.language)  # fmt: skip
+            result = await self.coordinator(cfg, info.conversation_id).before_actor(BeforeActorInput(
+                ctx, agent_id, persona_of(agent), stored.envelope, info.user_message_id, info.user_text,
+                info.user_message_seq, history, seed=cfg.seed,
+            ))  # fmt: skip
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Story never fails the agent's reply
+            log.exception("story prepare failed for agent %s", agent_id)
+            result = BeforeActorResult("no_story", diagnostics=[Diagnostic("story_error", f"{type(exc).__name__}: {exc}"[:500])])
+        token = StoryToken(cfg, stored, result, _ms(t0))
+        material = f"{WRITER_STAGE_INSTRUCTIONS}\n{result.guidance.content}" if result.guidance else None
+        return ActorPrep(stage_material=material, token=token)
+
+    async def after_reply(self, info: TurnInfo, agent_id: str, prep: ActorPrep, message: Message | None) -> dict | None:
+        token = prep.token
+        if not isinstance(token, StoryToken):
+            return None
+        if message is None:  # actor failed or was dropped: nothing is saved
+            return None
+        t0 = time.perf_counter()
+        res, stored = token.result, token.stored
+        outcome, revision = res.outcome, stored.revision if stored else None
+        diagnostics = list(res.diagnostics)
+        if res.write and stored is not None:
+            fin = finalize_turn(res, message.id, info.user_message_id, info.user_text, token.config.max_state_bytes)
+            diagnostics += fin.diagnostics
+            outcome, revision = await self._save(stored, fin, res, diagnostics, token.config)
+        return {"story": {
+            "outcome": outcome, "prepareOutcome": res.outcome, "revision": revision, "toolCalls": list(res.tool_calls),
+            "diagnostics": msgspec.to_builtins(diagnostics), "usage": msgspec.to_builtins(res.usage),
+            "prepareMs": token.prepare_ms, "settleMs": _ms(t0), "guided": res.guidance is not None,
+        }}  # fmt: skip
+
+    async def _save(self, stored: StoredState, fin: Any, res: BeforeActorResult, diagnostics: list[Diagnostic],
+                    cfg: StorySettings) -> tuple[str, int | None]:
+        """One CAS write; a conflict or an oversized state is reported, the reply stays."""
+        last = {"outcome": fin.status, "toolCalls": list(res.tool_calls)}
+        try:
+            async with asyncio.timeout(cfg.post_turn_timeout_ms / 1000), self.sessions() as session:
+                if fin.payload is None:  # over maxStateBytes: mark failed, keep the last good envelope
+                    rev = await repository.compare_and_swap(session, stored.id, stored.revision, status="failed",
+                                                            last_outcome=last)  # fmt: skip
+                    return "failed", rev
+                quarantine = msgspec.to_builtins(res.candidate.quarantine) if res.candidate else []
+                rev = await repository.compare_and_swap(
+                    session, stored.id, stored.revision, status=fin.status, envelope=fin.payload,
+                    quarantine=quarantine, last_outcome=last,
+                )  # fmt: skip
+                return fin.status, rev
+        except StaleStateWrite as exc:
+            diagnostics.append(Diagnostic("stale_write_rejected", str(exc), {
+                "expected": exc.expected_revision, "actual": exc.actual_revision}))  # fmt: skip
+            return "stale_write_rejected", exc.actual_revision
+        except TimeoutError:
+            diagnostics.append(Diagnostic("story_save_timeout", f"over {cfg.post_turn_timeout_ms} ms"))
+            return "failed", stored.revision
