@@ -21,7 +21,7 @@ from litestar import Litestar, Request, get, post
 from litestar.response import Response, Stream
 
 from app.llm.simulator.instances import generate_instance, violate
-from app.llm.simulator.language import PLACEHOLDER, detect_language
+from app.llm.simulator.language import PLACEHOLDER, detect_language, simulated_string
 from app.llm.structured import SCHEMA_PROMPT_MARKER
 from app.llm.usage import estimate_tokens
 
@@ -112,7 +112,9 @@ def _content(data: dict[str, Any], fault: str | None, rng: random.Random) -> str
     if fault == "empty":
         return ""
     if schema is None:
-        return PLACEHOLDER[language]
+        # A varied tail, so two simulated replies in one turn are not duplicates of each other.
+        return f"{PLACEHOLDER[language]} {simulated_string(rng, language, 12, 40)}"
+
     value = generate_instance(schema, rng, language) if schema else {"simulated": True, "text": PLACEHOLDER[language]}
     if fault == "schema_violation":
         value = violate(value, schema)
