@@ -130,3 +130,27 @@ async def test_deleted_pending_reply_reinitializes_from_visible_history(story_ap
     assert requests(world, "story.advance") == [] and len(requests(world, "story_init.world")) == 2
     assert t2["agentMessages"][0]["metadata"]["story"]["revision"] == 2
     assert "莉娅点点头" not in requests(world, "story_init.world")[1].messages[-1].content
+
+
+async def test_unknown_settlement_is_retried_then_quarantined_with_the_cas_write(story_api, world, engine) -> None:
+    from tests.integration.story.conftest import CUE_PATROL, NORMAL
+
+    conv, (lia, _, _) = await story_group(story_api, world)
+    world.handlers["actor"] = ["莉娅点点头。", "巡逻队来了。", "莉娅皱眉。", "莉娅叹气。"]
+    world.handlers["story.prepare"] = [NORMAL, CUE_PATROL, NORMAL, NORMAL]
+    world.handlers["story.settle"] = {"status": "unknown", "emotion": None, "new_pursuit": "", "line_progress": [],
+                                      "completed_goals": []}  # fmt: skip
+    t1 = await say(story_api, conv["id"], "你好")
+    for text in ("我去迎接巡逻队。", "然后呢？"):
+        await say(story_api, conv["id"], text)
+        s = await saved_state(engine, conv["id"], lia["id"])
+        assert [e.event_id for e in s.events if e.closed] == ["ev-key"] and s.quarantine == []
+    t4 = await say(story_api, conv["id"], "还有吗？")
+    assert "story_event_quarantine" in _codes(t4["agentMessages"][0]["metadata"])
+    s4 = await saved_state(engine, conv["id"], lia["id"])
+    assert [q.event_id for q in s4.quarantine] == ["ev-key"] and not any(e.closed for e in s4.events)
+    assert s4.quarantine[0].attempt_positions == [3, 5, 7]
+    row = await state_row(engine, conv["id"], lia["id"])
+    assert row.quarantine[0]["event_id"] == "ev-key"
+    report = (await story_api.client.get(f"/v1/conversations/{conv['id']}/story/{lia['id']}", headers=ALICE)).json()
+    assert report["report"]["quarantine"][0]["messageIds"] == [t1["agentMessages"][0]["id"]]
