@@ -60,6 +60,17 @@ def build_model(settings: Settings) -> Any:
 FEATURES = (story_feature, suggestions_feature)
 
 
+def _reload_weights_on_sighup(store: WeightsStore) -> None:
+    """``kill -HUP <pid>`` reloads the scoring weights (they also reload when the file changes)."""
+    import asyncio
+    import signal
+
+    try:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, lambda: store.reload(force=True))
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+        log.debug("SIGHUP weights reload not available in this context")
+
+
 def build_pipeline(settings: Settings, sessions: Any, model: Any, templates: PromptTemplates) -> Any:
     hooks = [h for f in FEATURES if (h := f.hooks(settings, sessions, model)) is not None]
     return TurnPipeline(
@@ -88,6 +99,7 @@ def create_app(settings: Settings, *, model: Any = None, engine: AsyncEngine | N
             for feature in FEATURES:
                 await feature.on_startup(settings, app.state.sessions)
             app.state.turn_pipeline = build_pipeline(settings, app.state.sessions, app.state.model, templates)
+            _reload_weights_on_sighup(app.state.turn_pipeline.weights)
             yield
         finally:
             if own_model and hasattr(app.state.model, "aclose"):
