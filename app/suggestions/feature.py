@@ -4,13 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
-route_handlers: list[Any] = []
+from app.errors import SettingsError
+from app.llm.templates import PromptTemplates
+from app.suggestions import repository
+from app.suggestions.controller import SuggestionController
+from app.suggestions.hooks import SuggestionHooks
+from app.suggestions.service import SuggestionService
+from story.auto_reply import TemplateError, check_template
+
+route_handlers: list[Any] = [SuggestionController]
 
 
-def hooks(settings: Any, sessions: Any, model: Any) -> Any | None:
-    """The hook object for the turn pipeline (see app/turns/hooks.py), or None."""
-    return None
+def hooks(settings: Any, sessions: Any, model: Any) -> SuggestionHooks:
+    """The hook object for the turn pipeline (see app/turns/hooks.py).
+
+    The auto-reply template is checked here with the generator's own rule (exactly
+    ``{{getvar::language}}`` and ``{{characterName}}``), so a bad override stops start-up
+    instead of failing every generation later."""
+    template = PromptTemplates(settings.llm.prompts).text("auto_reply")
+    try:
+        check_template(template)
+    except TemplateError as exc:
+        raise SettingsError("llm.prompts.auto_reply", str(exc)) from None
+    return SuggestionHooks(SuggestionService(sessions, model, template))
 
 
 async def on_startup(settings: Any, sessions: Any) -> None:
-    """Crash recovery on start-up (nothing yet)."""
+    """Rows a crashed process left ``generating`` become ``failed`` (see ``repository.ABANDONED_AFTER``)."""
+    async with sessions() as session:
+        await repository.expire_abandoned(session)

@@ -1,0 +1,115 @@
+"""The ``suggestions`` table: the database, not a process, decides which result is current.
+
+A result is stored only by a conditional ``UPDATE ... WHERE status = 'generating'`` that also
+checks no user message arrived after the row was created. So a generation cancelled by another
+server process (which cleared the row) or overtaken by a user message posted through any
+endpoint can never become ``ready``, whatever the process that ran it believes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, exists, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.models import Message, Suggestion, new_id, utcnow
+
+# A live generation takes at most 3 attempts × the largest timeoutMs (30 s); a row still
+# ``generating`` after that (plus slack) was left by a crashed process. Other processes may be
+# generating right now on the same database, so start-up only fails rows older than this.
+ABANDONED_AFTER = timedelta(seconds=3 * 30 + 10)
+OPEN = ("generating", "ready")
+
+
+def _newer_user_message() -> Any:
+    return exists().where(
+        Message.conversation_id == Suggestion.conversation_id,
+        Message.role == "user",
+        Message.created_at > Suggestion.created_at,
+    )
+
+
+async def create(session: AsyncSession, *, conversation_id: str, anchor_message_id: str, turn_id: str | None) -> Suggestion:
+    now = utcnow()
+    row = Suggestion(
+        id=new_id(), conversation_id=conversation_id, anchor_message_id=anchor_message_id, turn_id=turn_id,
+        status="generating", options=[], fallback=False, attempts=0, usage={}, problems=[],
+        created_at=now, updated_at=now,
+    )  # fmt: skip
+    session.add(row)
+    await session.commit()
+    return row
+
+
+async def finish(session: AsyncSession, suggestion_id: str, *, status: str, **values: Any) -> bool:
+    """Store the outcome if the row is still current; otherwise mark it ``cleared``. Commits."""
+    stored = await session.execute(
+        update(Suggestion)
+        .where(Suggestion.id == suggestion_id, Suggestion.status == "generating", ~_newer_user_message())
+        .values(status=status, updated_at=utcnow(), **values)
+        .execution_options(synchronize_session=False)
+    )
+    if stored.rowcount != 1:
+        await session.execute(
+            update(Suggestion)
+            .where(Suggestion.id == suggestion_id, Suggestion.status == "generating")
+            .values(status="cleared", updated_at=utcnow(), **values)
+            .execution_options(synchronize_session=False)
+        )
+    await session.commit()
+    return stored.rowcount == 1
+
+
+async def clear_conversation(session: AsyncSession, conversation_id: str) -> int:
+    """A new user message: in-flight and ready suggestions of the conversation are no longer current."""
+    result = await session.execute(
+        update(Suggestion)
+        .where(Suggestion.conversation_id == conversation_id, Suggestion.status.in_(OPEN))
+        .values(status="cleared", updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    await session.commit()
+    return result.rowcount
+
+
+async def expire_abandoned(session: AsyncSession, *, conversation_id: str | None = None, now: datetime | None = None) -> int:
+    """``generating`` rows older than any live generation can be → ``failed``. Commits."""
+    cutoff = (now or utcnow()) - ABANDONED_AFTER
+    conditions = [Suggestion.status == "generating", Suggestion.updated_at < cutoff]
+    if conversation_id is not None:
+        conditions.append(Suggestion.conversation_id == conversation_id)
+    result = await session.execute(
+        update(Suggestion)
+        .where(and_(*conditions))
+        .values(status="failed", problems=[["interrupted: the generating process stopped (restart or crash)"]],
+                updated_at=utcnow())  # fmt: skip
+        .execution_options(synchronize_session=False)
+    )
+    await session.commit()
+    return result.rowcount
+
+
+async def latest(session: AsyncSession, conversation_id: str) -> Suggestion | None:
+    """The newest record, after settling rows a crash or a user message made non-current."""
+    await expire_abandoned(session, conversation_id=conversation_id)
+    await session.execute(
+        update(Suggestion)
+        .where(Suggestion.conversation_id == conversation_id, Suggestion.status.in_(OPEN), _newer_user_message())
+        .values(status="cleared", updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    await session.commit()
+    return await session.scalar(
+        select(Suggestion)
+        .where(Suggestion.conversation_id == conversation_id)
+        .order_by(Suggestion.created_at.desc(), Suggestion.id.desc())
+        .limit(1)
+    )
+
+
+async def get(session: AsyncSession, suggestion_id: str) -> Suggestion | None:
+    return await session.scalar(
+        select(Suggestion).where(Suggestion.id == suggestion_id).execution_options(populate_existing=True)
+    )

@@ -1,0 +1,140 @@
+"""Running one generation: a ``suggestions`` row, the pure generator, the outcome stored if current.
+
+Each generation is an asyncio task registered under its conversation, so a new user message in
+this process cancels it at once (the model call sees the cancellation). That is only an
+optimisation: whether a result may be stored is decided by the row's status in the database
+(see ``repository.finish``), which holds across server processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.db.models import Suggestion
+from app.errors import AppError, ModelNotConfigured, ValidationFailed
+from app.suggestions import repository
+from app.suggestions.context import Prepared
+from app.suggestions.errors import SuggestionGenerationFailed, SuggestionsStale
+from app.suggestions.schemas import to_out
+from story.auto_reply import AutoReplyError, AutoReplyGenerationFailed, generate_suggestions
+
+log = logging.getLogger("app.suggestions")
+Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+class Outcome(msgspec.Struct, kw_only=True):
+    row: Suggestion | None
+    stored: bool  # False: the row was cleared (new user message) before the result arrived
+    error: AppError | None = None
+
+    def payload(self) -> dict[str, Any]:
+        body: dict[str, Any] = msgspec.to_builtins(to_out(self.row)) if self.row is not None else {}
+        if self.error is not None:
+            body["code"] = self.error.code
+        return body
+
+
+class _Watched:
+    """Passes calls through; remembers a ``ModelNotConfigured`` the generator would count as a
+    failed attempt, so the caller can answer 503 instead of 502."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.not_configured: ModelNotConfigured | None = None
+
+    async def complete(self, request: Any) -> Any:
+        try:
+            return await self.model.complete(request)
+        except ModelNotConfigured as exc:
+            self.not_configured = exc
+            raise
+
+
+def _as_app_error(exc: Exception) -> AppError:
+    if isinstance(exc, AppError):
+        return exc
+    if isinstance(exc, AutoReplyError):  # e.g. an empty saved anchor: bad input, not a model failure
+        return ValidationFailed(str(exc), code=exc.code)
+    log.error("suggestion generation crashed", exc_info=exc)
+    return AppError(f"suggestion generation failed: {type(exc).__name__}")
+
+
+def _usage(usage: Any) -> dict[str, Any]:
+    return msgspec.to_builtins(usage) if usage is not None else {}
+
+
+class SuggestionService:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], model: Any, template: str) -> None:
+        self.sessions = sessions
+        self.model = model
+        self.template = template
+        self._running: dict[str, set[asyncio.Task[Outcome]]] = {}
+
+    async def start(self, prepared: Prepared, emit: Emit | None = None) -> tuple[str, asyncio.Task[Outcome]]:
+        async with self.sessions() as session:
+            row = await repository.create(session, conversation_id=prepared.conversation_id,
+                                          anchor_message_id=prepared.anchor_message_id, turn_id=prepared.turn_id)  # fmt: skip
+        task = asyncio.ensure_future(self._run(row.id, prepared, emit))
+        tasks = self._running.setdefault(prepared.conversation_id, set())
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        return row.id, task
+
+    async def generate_now(self, prepared: Prepared) -> Suggestion:
+        """For a request: wait for the result (a client going away does not cancel it)."""
+        suggestion_id, task = await self.start(prepared)
+        await asyncio.wait({task})
+        if task.cancelled():
+            raise SuggestionsStale(suggestion_id)
+        outcome = task.result()
+        if outcome.error is not None:
+            raise outcome.error
+        if not outcome.stored or outcome.row is None:
+            raise SuggestionsStale(suggestion_id)
+        return outcome.row
+
+    async def clear(self, conversation_id: str) -> None:
+        """A new user message: the database first (authoritative), then this process's tasks."""
+        async with self.sessions() as session:
+            await repository.clear_conversation(session, conversation_id)
+        for task in list(self._running.get(conversation_id, ())):
+            task.cancel()
+
+    async def _run(self, suggestion_id: str, prepared: Prepared, emit: Emit | None) -> Outcome:
+        model = _Watched(self.model)
+        error: AppError | None = None
+        try:
+            result = await generate_suggestions(model, prepared.input, prepared.config, template=self.template)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._finish(suggestion_id, "cleared", {}))
+            raise
+        except AutoReplyGenerationFailed as exc:
+            problems = exc.problems_per_attempt
+            error = model.not_configured or SuggestionGenerationFailed(suggestion_id, exc.attempts, problems)
+            values = {"attempts": exc.attempts, "problems": problems, "usage": _usage(exc.usage), "model": exc.model}
+            stored = await self._finish(suggestion_id, "failed", values)
+        except Exception as exc:  # noqa: BLE001 - stored as failed and reported, never silent
+            error = _as_app_error(exc)
+            stored = await self._finish(suggestion_id, "failed", {"problems": [[f"{error.code}: {exc}"]]})
+        else:
+            values = {
+                "options": list(result.options), "fallback": result.fallback, "attempts": len(result.attempts),
+                "usage": _usage(result.usage), "model": result.model, "problems": [a.problems for a in result.attempts],
+            }  # fmt: skip
+            stored = await self._finish(suggestion_id, "ready", values)
+        async with self.sessions() as session:
+            row = await repository.get(session, suggestion_id)
+        outcome = Outcome(row=row, stored=stored, error=error)
+        if emit is not None and stored:
+            await emit("suggestions.failed" if error else "suggestions.ready", outcome.payload())
+        return outcome
+
+    async def _finish(self, suggestion_id: str, status: str, values: dict[str, Any]) -> bool:
+        async with self.sessions() as session:
+            return await repository.finish(session, suggestion_id, status=status, **values)
