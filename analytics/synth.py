@@ -80,7 +80,7 @@ async def synthesize(
     run = f"{rng.getrandbits(24):06x}"
     crew = make_agents(rng, agents, run)
     groups = [make_conversation(rng, f"syn{run}g{i:05d}", "group", crew)
-              for i in range(max(1, turns // turns_per_conversation))]
+              for i in range(max(min(3, turns), turns // turns_per_conversation))]
     directs = [make_conversation(rng, f"syn{run}d{i:05d}", "direct", [a]) for i, a in enumerate(crew)]
     async with engine.begin() as conn:
         await conn.execute(insert(Agent), [

@@ -96,7 +96,7 @@ async def emotion_routing(session: AsyncSession, f: Filters) -> list[RoutingRow]
     stmt = select(*cols).select_from(SD).outerjoin(Agent, Agent.id == SD.agent_id).where(terms)
     totals = (await session.execute(stmt)).one()
     out = []
-    for need, cap, key in cells:
+    for need, cap, key in cells if any(totals) else ():
         n, s = int(getattr(totals, f"n_{key}") or 0), int(getattr(totals, f"s_{key}") or 0)
         out.append(RoutingRow(dimension="need_capability", need=need, capability=cap, stage=None,
                               candidates=n, selected=s, rate=ratio(s, n)))

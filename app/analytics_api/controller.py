@@ -27,13 +27,13 @@ class AnalyticsController(Controller):
         principal.require_admin()
         return [{"name": q.name, "summary": q.summary} for q in QUERIES.values()]
 
-    @get("/{query:str}")
-    async def run(self, query: str, request: Request, session: AsyncSession, principal: Principal) -> list[Any]:
+    @get("/{name:str}")
+    async def run(self, name: str, request: Request, session: AsyncSession, principal: Principal) -> list[Any]:
         principal.require_admin()
-        found = QUERIES.get(query)
+        found = QUERIES.get(name)
         if found is None:
-            raise NotFound(f"unknown analytics query {query!r}", code="unknown_query",
-                           details={"query": query, "known": sorted(QUERIES)})
+            raise NotFound(f"unknown analytics query {name!r}", code="unknown_query",
+                           details={"query": name, "known": sorted(QUERIES)})
         params = {key: request.query_params.getall(key) for key in request.query_params}
         try:
             filters = filters_from_params(params)

@@ -1,0 +1,137 @@
+"""Every query against the hand-built history in conftest.py, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from analytics.filters import Filters, parse_filters
+from analytics.queries import QUERIES
+
+NOW = datetime.fromisoformat("2026-02-01T00:00:00+00:00")
+
+
+async def run(sessions: Any, name: str, **filters: Any) -> list[Any]:
+    async with sessions() as session:
+        return await QUERIES[name].run(session, parse_filters(now=NOW, **filters))
+
+
+def pick(rows: list[Any], *fields: str) -> list[tuple]:
+    return [tuple(getattr(r, f) for f in fields) for r in rows]
+
+
+async def test_speaking_share_counts_candidates_selections_and_share(history: Any) -> None:
+    rows = await run(history, "speaking-share")
+    assert pick(rows, "agent_id", "agent_name", "candidate_turns", "selected", "share") == [
+        ("A", "Ann", 5, 4, 0.8), ("B", "Bo", 4, 1, 0.2), ("C", "Cy", 3, 0, 0.0)]
+    assert rows[0].selection_rate == 0.8
+
+
+async def test_speaking_dominance_gives_largest_share_and_gini_per_conversation(history: Any) -> None:
+    rows = await run(history, "speaking-dominance")
+    assert pick(rows, "conversation_id", "agents", "selections", "dominance", "gini") == [
+        ("g1", 3, 3, 1.0, 0.666667), ("d1", 1, 1, 1.0, 0.0), ("g2", 2, 1, 1.0, 0.5)]
+
+
+async def test_selected_by_counts_how_speakers_were_chosen_per_day(history: Any) -> None:
+    rows = await run(history, "selected-by")
+    assert pick(rows, "day", "selected_by", "count", "share") == [
+        ("2026-01-10", "fallback", 1, 0.5), ("2026-01-10", "llm", 1, 0.5),
+        ("2026-01-11", "llm", 1, 0.5), ("2026-01-11", "mention", 1, 0.5), ("2026-01-12", "direct", 1, 1.0)]
+
+
+async def test_emotions_count_each_turn_once_per_day(history: Any) -> None:
+    rows = await run(history, "emotions")
+    assert pick(rows, "day", "primary_emotion", "turns", "share", "needs_comfort", "needs_deescalation", "from_fallback") == [
+        ("2026-01-10", "neutral", 1, 0.5, 0, 0, 1), ("2026-01-10", "sad", 1, 0.5, 1, 0, 0),
+        ("2026-01-11", "angry", 1, 0.5, 1, 1, 0), ("2026-01-11", "happy", 1, 0.5, 0, 0, 0),
+        ("2026-01-12", "sad", 1, 1.0, 1, 0, 1)]
+
+
+async def test_emotion_routing_rates_by_need_capability_and_stage(history: Any) -> None:
+    rows = await run(history, "emotion-routing")
+    cells = {(r.need, r.capability): (r.candidates, r.selected, r.rate) for r in rows if r.dimension == "need_capability"}
+    assert cells[("comfort", "all")] == (7, 3, 0.428571)
+    assert cells[("comfort", "comfort")] == (3, 3, 1.0)
+    assert cells[("comfort", "analysis")] == (2, 0, 0.0)
+    assert cells[("comfort", "deescalation")] == (0, 0, None)
+    assert cells[("deescalation", "all")] == (3, 1, 0.333333)
+    assert cells[("none", "all")] == (5, 2, 0.4)
+    assert cells[("advice", "all")] == (0, 0, None)
+    stages = pick([r for r in rows if r.dimension == "relationship_stage"], "stage", "candidates", "selected")
+    assert stages == [("close_bond", 5, 4), ("new_connection", 3, 0), ("trusted", 4, 1)]
+
+
+async def test_llm_agreement_measures_top1_and_rank_correlation(history: Any) -> None:
+    rows = await run(history, "llm-agreement")
+    assert pick(rows, "weights_version", "turns", "top1_agreement", "top1_rate", "ranked_turns", "rank_correlation",
+                "mean_pick_rank") == [("w1", 2, 1, 0.5, 2, 0.5, 1.5)]
+
+
+async def test_cross_replies_rate_per_day(history: Any) -> None:
+    rows = await run(history, "cross-replies")
+    assert pick(rows, "day", "turns", "primary_replies", "cross_replies", "cross_rate", "turns_with_cross") == [
+        ("2026-01-10", 2, 2, 0, 0.0, 0), ("2026-01-11", 2, 2, 1, 0.5, 1), ("2026-01-12", 1, 1, 0, 0.0, 0)]
+
+
+async def test_quality_failures_by_reason_per_reply(history: Any) -> None:
+    rows = await run(history, "quality")
+    assert pick(rows, "reason", "reply_kind", "regenerated", "dropped", "total", "replies", "rate") == [
+        ("too_long", "primary", 1, 1, 2, 6, 0.333333), ("off_persona", "cross", 0, 1, 1, 6, 0.166667)]
+
+
+async def test_latency_uses_nearest_rank_percentiles(history: Any) -> None:
+    rows = await run(history, "latency")
+    assert pick(rows, "stage", "calls", "mean_ms", "p50_ms", "p95_ms", "max_ms", "fallbacks") == [
+        ("actor", 4, 250.0, 200.0, 400.0, 400.0, 0), ("emotion", 2, 60.0, 50.0, 70.0, 70.0, 1)]
+
+
+async def test_usage_tokens_per_turn_by_stage(history: Any) -> None:
+    rows = await run(history, "usage")
+    assert pick(rows, "stage", "turns", "calls", "input_tokens", "output_tokens", "input_per_turn", "estimated_share") == [
+        ("actor", 4, 4, 100, 20, 25.0, 0.25), ("emotion", 2, 2, 0, 0, 0.0, 0.0)]
+
+
+async def test_suggestion_outcome_rates(history: Any) -> None:
+    [row] = await run(history, "suggestions")
+    assert (row.generated, row.first_try_valid, row.repaired, row.failed, row.fallback, row.cleared) == (5, 1, 1, 1, 1, 1)
+    assert row.first_try_rate == 0.2
+
+
+async def test_since_filter_keeps_later_rows_only(history: Any) -> None:
+    rows = await run(history, "speaking-share", since="2026-01-11")
+    assert pick(rows, "agent_id", "candidate_turns", "selected") == [("A", 3, 2), ("B", 2, 1), ("C", 1, 0)]
+
+
+async def test_until_is_exclusive(history: Any) -> None:
+    rows = await run(history, "selected-by", until="2026-01-11")
+    assert {r.day for r in rows} == {"2026-01-10"}
+
+
+async def test_conversation_agent_kind_and_selected_by_filters(history: Any) -> None:
+    assert pick(await run(history, "speaking-share", conversation="g2"), "agent_id", "candidate_turns", "selected") == [
+        ("A", 1, 0), ("B", 1, 1)]
+    assert pick(await run(history, "speaking-share", agent="C"), "agent_id", "candidate_turns") == [("C", 3)]
+    assert pick(await run(history, "speaking-share", kind="direct"), "agent_id", "selected") == [("A", 1)]
+    assert pick(await run(history, "speaking-share", selected_by="llm"), "agent_id", "candidate_turns", "selected") == [
+        ("A", 2, 2), ("B", 2, 0), ("C", 2, 0)]
+    emotions = await run(history, "emotions", agent="C")
+    assert sum(r.turns for r in emotions) == 3  # turns where C was a candidate
+    assert [r.total for r in await run(history, "quality", agent="B")] == [1]
+    assert [r.calls for r in await run(history, "latency", selected_by="fallback")] == [1, 1]
+    assert [r.generated for r in await run(history, "suggestions", agent="B")] == [1]
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES))
+async def test_every_query_returns_no_rows_for_an_empty_range(history: Any, name: str) -> None:
+    assert await run(history, name, since="2030-01-01") == []
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES))
+async def test_every_query_works_on_an_empty_database(engine: Any, name: str) -> None:
+    from app.db.engine import session_factory
+
+    async with session_factory(engine)() as session:
+        assert await QUERIES[name].run(session, Filters()) == []
