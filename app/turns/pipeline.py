@@ -193,8 +193,6 @@ class TurnPipeline:
             await emit("message.created", {"turnId": turn.id, "message": _dump(message_out(message))})
         for agent_id, prep in preps.items():  # replies that were dropped: hooks learn there is no message
             await self._after_reply(info, agent_id, prep, None)
-        if replies and not kept:
-            raise _AllRepliesFailed([r.problems for r in replies])
 
         metrics += [
             _metric(turn, "intent", intent_run.ms, intent_run.usage, None, intent_run.source),
@@ -212,6 +210,8 @@ class TurnPipeline:
                 quality=records.quality_rows(turn.id, conv.id, all_replies),
             )  # fmt: skip
             await session.commit()
+        if replies and not kept:  # decisions and metrics are written first: the failure is analysable
+            raise _AllRepliesFailed([r.problems for r in replies])
         for hook in hooks_with(self.hooks, "turn_finished"):
             extra = await hook.turn_finished(info, list(state["messages"]), emit)
             if extra:

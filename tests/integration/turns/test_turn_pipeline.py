@@ -199,3 +199,15 @@ async def test_turn_needs_a_model_for_replies(settings, engine) -> None:
         assert resp.status_code == 503 and resp.json()["code"] == "model_not_configured"
         page = (await client.get(f"/v1/conversations/{conv['id']}/messages", headers=ALICE)).json()
         assert page["items"] == []
+
+
+async def test_when_every_reply_fails_the_turn_fails_but_decisions_are_kept(turn_api: Api, world: World, engine) -> None:
+    conv, (gentle, _, _) = await make_group(turn_api)
+    world.handlers["select"] = select(gentle["id"])
+    world.handlers["actor"] = ModelTimeout("actor down")
+    body = (await post_turn(turn_api, conv["id"], "我今天好难过")).json()
+    assert body["status"] == "failed" and body["agentMessages"] == []
+    assert body["userMessage"]["content"] == "我今天好难过"  # the accepted user message is never lost
+    assert len(await _decisions(engine, body["turnId"])) == 3
+    retry = await post_turn(turn_api, conv["id"], "还在吗")
+    assert retry.status_code == 201  # the running lock was released
