@@ -124,7 +124,12 @@ class StoryHooks:
             fin = finalize_turn(res, message.id, info.user_message_id, info.user_text, token.config.max_state_bytes)
             diagnostics += fin.diagnostics
             outcome, revision = await self._save(stored, fin, res, diagnostics, token.config)
-        return {"story": {
+        usage = res.usage
+        metric = {"stage": "story", "agent_id": agent_id, "ms": round(token.prepare_ms + _ms(t0), 3),
+                  "input_tokens": getattr(usage, "input_tokens", 0), "output_tokens": getattr(usage, "output_tokens", 0),
+                  "estimated": bool(getattr(usage, "estimated", False)),
+                  "outcome": "error" if outcome in ("failed", "stale_write_rejected") else "ok"}  # fmt: skip
+        return {"_metrics": [metric], "story": {
             "outcome": outcome, "prepareOutcome": res.outcome, "revision": revision, "toolCalls": list(res.tool_calls),
             "diagnostics": msgspec.to_builtins(diagnostics), "usage": msgspec.to_builtins(res.usage),
             "prepareMs": token.prepare_ms, "settleMs": _ms(t0), "guided": res.guidance is not None,

@@ -188,11 +188,11 @@ class TurnPipeline:
                                             orchestration=meta_orch, timings=dict(timings))  # fmt: skip
             message = await self._save_reply(conv.id, turn.id, reply, meta)
             if reply.kind == "primary" and reply.agent_id in preps:
-                message = await self._after_reply(info, reply.agent_id, preps.pop(reply.agent_id), message)
+                message = await self._after_reply(info, reply.agent_id, preps.pop(reply.agent_id), message, metrics)
             state["messages"].append(message)
             await emit("message.created", {"turnId": turn.id, "message": _dump(message_out(message))})
         for agent_id, prep in preps.items():  # replies that were dropped: hooks learn there is no message
-            await self._after_reply(info, agent_id, prep, None)
+            await self._after_reply(info, agent_id, prep, None, metrics)
 
         metrics += [
             _metric(turn, "intent", intent_run.ms, intent_run.usage, None, intent_run.source),
@@ -230,10 +230,15 @@ class TurnPipeline:
         await asyncio.gather(*(one(a) for a in agent_ids))
         return preps
 
-    async def _after_reply(self, info: TurnInfo, agent_id: str, prep: ActorPrep, message: Message | None) -> Message | None:
+    async def _after_reply(
+        self, info: TurnInfo, agent_id: str, prep: ActorPrep, message: Message | None, metrics: list[dict[str, Any]]
+    ) -> Message | None:
+        """Hooks may return ``_metrics`` (stage metric rows for this turn) besides metadata keys."""
         extra: dict[str, Any] = {}
         for hook in hooks_with(self.hooks, "after_reply"):
             extra.update(await hook.after_reply(info, agent_id, prep, message) or {})
+        for row in extra.pop("_metrics", []):
+            metrics.append({"turn_id": info.turn_id, **row})
         if message is None or not extra:
             return message
         async with self.sessions() as session:
