@@ -48,7 +48,7 @@ class SuggestionHooks:
             async with self.service.sessions() as session:
                 conv = await session.get(Conversation, info.conversation_id)
                 prepared = await prepare(session, conv, anchor.id, guidance=guidance)
-            suggestion_id, task = await self.service.start(prepared, emit)
+            suggestion_id, task = await self.service.start(prepared, emit, metric_turn_id=info.turn_id)
         except Exception as exc:  # noqa: BLE001 - reported as a failed suggestion, the turn stands
             if not isinstance(exc, AppError):
                 log.exception("suggestions for turn %s could not start", info.turn_id)

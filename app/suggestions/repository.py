@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import and_, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import Message, Suggestion, new_id, utcnow
+from app.db.models import Message, Suggestion, TurnStageMetric, new_id, utcnow
 
 # A live generation takes at most 3 attempts × the largest timeoutMs (30 s); a row still
 # ``generating`` after that (plus slack) was left by a crashed process. Other processes may be
@@ -113,3 +113,13 @@ async def get(session: AsyncSession, suggestion_id: str) -> Suggestion | None:
     return await session.scalar(
         select(Suggestion).where(Suggestion.id == suggestion_id).execution_options(populate_existing=True)
     )
+
+
+async def add_metric(session: AsyncSession, *, turn_id: str, conversation_id: str, ms: float,
+                     usage: dict[str, Any], outcome: str) -> None:  # fmt: skip
+    session.add(TurnStageMetric(
+        turn_id=turn_id, conversation_id=conversation_id, stage="auto_reply", ms=ms, outcome=outcome,
+        input_tokens=int(usage.get("inputTokens", 0)), output_tokens=int(usage.get("outputTokens", 0)),
+        estimated=bool(usage.get("estimated", False)),
+    ))  # fmt: skip
+    await session.commit()

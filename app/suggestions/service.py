@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -76,11 +77,15 @@ class SuggestionService:
         self.template = template
         self._running: dict[str, set[asyncio.Task[Outcome]]] = {}
 
-    async def start(self, prepared: Prepared, emit: Emit | None = None) -> tuple[str, asyncio.Task[Outcome]]:
+    async def start(
+        self, prepared: Prepared, emit: Emit | None = None, *, metric_turn_id: str | None = None
+    ) -> tuple[str, asyncio.Task[Outcome]]:
+        """``metric_turn_id``: the turn this generation belongs to, which gets an ``auto_reply``
+        stage metric (requests for older messages record none: they must not touch turns)."""
         async with self.sessions() as session:
             row = await repository.create(session, conversation_id=prepared.conversation_id,
                                           anchor_message_id=prepared.anchor_message_id, turn_id=prepared.turn_id)  # fmt: skip
-        task = asyncio.ensure_future(self._run(row.id, prepared, emit))
+        task = asyncio.ensure_future(self._run(row.id, prepared, emit, metric_turn_id))
         tasks = self._running.setdefault(prepared.conversation_id, set())
         tasks.add(task)
         task.add_done_callback(tasks.discard)
@@ -106,13 +111,16 @@ class SuggestionService:
         for task in list(self._running.get(conversation_id, ())):
             task.cancel()
 
-    async def _run(self, suggestion_id: str, prepared: Prepared, emit: Emit | None) -> Outcome:
+    async def _run(self, suggestion_id: str, prepared: Prepared, emit: Emit | None, metric_turn_id: str | None) -> Outcome:
+        started = time.perf_counter()
         model = _Watched(self.model)
         error: AppError | None = None
         try:
             result = await generate_suggestions(model, prepared.input, prepared.config, template=self.template)
         except asyncio.CancelledError:
             await asyncio.shield(self._finish(suggestion_id, "cleared", {}))
+            if metric_turn_id:
+                await asyncio.shield(self._metric(metric_turn_id, prepared, started, {}, "skipped"))
             raise
         except AutoReplyGenerationFailed as exc:
             problems = exc.problems_per_attempt
@@ -130,10 +138,23 @@ class SuggestionService:
             stored = await self._finish(suggestion_id, "ready", values)
         async with self.sessions() as session:
             row = await repository.get(session, suggestion_id)
+        if metric_turn_id and row is not None:
+            kind = "error" if error else "skipped" if not stored else "fallback" if row.fallback else "ok"
+            await self._metric(metric_turn_id, prepared, started, row.usage or {}, kind)
         outcome = Outcome(row=row, stored=stored, error=error)
         if emit is not None and stored:
             await emit("suggestions.failed" if error else "suggestions.ready", outcome.payload())
         return outcome
+
+    async def _metric(self, turn_id: str, prepared: Prepared, started: float, usage: dict[str, Any], outcome: str) -> None:
+        """Latency and tokens of this turn's suggestions, for the same SQL p50/p95 as other stages."""
+        ms = round((time.perf_counter() - started) * 1000, 3)
+        try:
+            async with self.sessions() as session:
+                await repository.add_metric(session, turn_id=turn_id, conversation_id=prepared.conversation_id,
+                                            ms=ms, usage=usage, outcome=outcome)  # fmt: skip
+        except Exception:  # noqa: BLE001 - a lost metric must not lose the suggestions
+            log.exception("auto_reply metric for turn %s not written", turn_id)
 
     async def _finish(self, suggestion_id: str, status: str, values: dict[str, Any]) -> bool:
         async with self.sessions() as session:

@@ -10,7 +10,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy import select
 
 from app.db.engine import session_factory
-from app.db.models import Conversation, Message, StoryState, Suggestion, Turn, new_id, utcnow
+from app.db.models import Conversation, Message, StoryState, Suggestion, Turn, TurnStageMetric, new_id, utcnow
 from app.main import create_app
 from tests.integration.conftest import ALICE, Api
 from tests.integration.suggestions.conftest import EN_OPTIONS, AutoReplyScript, in_thread, suggest_url, suggestion_rows, until
@@ -24,11 +24,13 @@ async def _snapshot(engine, conv_id: str) -> dict[str, Any]:
         messages = await s.scalars(select(Message).where(Message.conversation_id == conv_id).order_by(Message.seq))
         turns = await s.scalars(select(Turn).where(Turn.conversation_id == conv_id).order_by(Turn.id))
         states = await s.scalars(select(StoryState).where(StoryState.conversation_id == conv_id))
+        metrics = await s.scalars(select(TurnStageMetric.id).where(TurnStageMetric.conversation_id == conv_id))
         return {
             "conversation": (conv.message_count, conv.last_seq, conv.last_message_at_ms, conv.version, conv.updated_at),
             "messages": [(m.id, m.seq, m.role, m.content, m.edited_at, m.deleted_at, m.metadata_json) for m in messages],
             "turns": [(t.id, t.status, t.result, t.intent, t.emotion, t.completed_at) for t in turns],
             "story": [(x.id, x.revision, x.status, x.envelope, x.last_outcome, x.updated_at) for x in states],
+            "turn_metrics": sorted(metrics),
         }  # fmt: skip
 
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from sqlalchemy import select as sa_select
+
+from app.db.engine import session_factory
+from app.db.models import TurnStageMetric
 
 from app.suggestions.hooks import SuggestionHooks
 from tests.integration.conftest import ALICE, Api
@@ -46,6 +50,10 @@ async def test_json_turn_includes_suggestions_that_finished_in_time(sapi: Api, w
     prompt = script.prompt()
     assert '"primaryEmotion":"sad"' in prompt and "chit_chat" in prompt  # the turn's reading, as hints
     assert '"run"' not in prompt
+    async with session_factory(engine)() as s:
+        metric = await s.scalar(sa_select(TurnStageMetric).where(TurnStageMetric.turn_id == body["turnId"],
+                                                                 TurnStageMetric.stage == "auto_reply"))  # fmt: skip
+    assert metric.outcome == "ok" and metric.ms > 0 and metric.input_tokens > 0
 
 
 async def test_slow_suggestions_return_an_id_and_finish_in_the_background(sapi: Api, world, script: AutoReplyScript,
