@@ -57,8 +57,10 @@ class SuggestionHooks:
             await emit("suggestions.failed", failed)
             return {"suggestions": failed}
         await asyncio.wait({task}, timeout=min(config.timeout_s, self.max_turn_wait_s))
-        if task.done() and not task.cancelled():
+        if task.done() and not task.cancelled() and task.exception() is None:
             return {"suggestions": task.result().payload()}
+        if task.done():  # crashed (logged by the service) or cancelled: not current, never ready
+            return {"suggestions": {"suggestionId": suggestion_id, "anchorMessageId": anchor.id, "status": "failed"}}
         return {"suggestions": {"suggestionId": suggestion_id, "anchorMessageId": anchor.id, "status": "generating"}}
 
 

@@ -66,6 +66,13 @@ def _as_app_error(exc: Exception) -> AppError:
     return AppError(f"suggestion generation failed: {type(exc).__name__}")
 
 
+def _log_crash(task: asyncio.Task[Outcome]) -> None:
+    """A generation that crashed (e.g. the database went away) leaves its row ``generating``;
+    ``repository.expire_abandoned`` fails it later. Here it is at least logged, not lost."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.error("suggestion generation crashed", exc_info=exc)
+
+
 def _usage(usage: Any) -> dict[str, Any]:
     return msgspec.to_builtins(usage) if usage is not None else {}
 
@@ -89,6 +96,7 @@ class SuggestionService:
         tasks = self._running.setdefault(prepared.conversation_id, set())
         tasks.add(task)
         task.add_done_callback(tasks.discard)
+        task.add_done_callback(_log_crash)
         return row.id, task
 
     async def generate_now(self, prepared: Prepared) -> Suggestion:
