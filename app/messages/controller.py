@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.auth.tokens import Principal
 from app.errors import ValidationFailed
 from app.messages import service
+from app.turns.hooks import hooks_with
 from app.messages.schemas import MessageCreate, MessageEdit, MessageOut, MessagePage
 
 
@@ -44,9 +45,12 @@ class MessageController(Controller):
     async def create(
         self, conversation_id: str, data: MessageCreate, session: AsyncSession, principal: Principal, state: State
     ) -> MessageOut:
-        return await service.post_user_message(
+        message = await service.post_user_message(
             session, principal.user_id, conversation_id, data.content, state.settings.limits
         )
+        for hook in hooks_with(state.turn_pipeline.hooks, "turn_starting"):  # a new user message: stale suggestions
+            await hook.turn_starting(conversation_id)
+        return message
 
     @patch("/{message_id:str}")
     async def edit(

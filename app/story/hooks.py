@@ -133,6 +133,8 @@ class StoryHooks:
             "outcome": outcome, "prepareOutcome": res.outcome, "revision": revision, "toolCalls": list(res.tool_calls),
             "diagnostics": msgspec.to_builtins(diagnostics), "usage": msgspec.to_builtins(res.usage),
             "prepareMs": token.prepare_ms, "settleMs": _ms(t0), "guided": res.guidance is not None,
+            # The staged beat is only accepted once later saved text shows it: not yet happened.
+            "pendingStage": res.guidance.content if res.guidance and outcome == "waiting_for_acceptance" else None,
         }}  # fmt: skip
 
     async def _save(self, stored: StoredState, fin: Any, res: BeforeActorResult, diagnostics: list[Diagnostic],

@@ -74,7 +74,7 @@ async def generate_suggestions(
     speakers = [input.anchor.agent_name] + [
         m.speaker for m in window(input, config.context_message_count) if m.role != "user"
     ]
-    schema = ResponseSchema(SCHEMA_NAME, options_json_schema())
+    schema = ResponseSchema(SCHEMA_NAME, options_json_schema(config.suggestion_count))
     records: list[AttemptRecord] = []
     total = SuggestionUsage()
     model_name: str | None = None
@@ -114,7 +114,7 @@ async def generate_suggestions(
         records.append(_record(problems, started, clock, usage))
         if not problems:
             return SuggestionResult(checked.options, total, records, fallback=False, model=model_name)
-        messages = build_repair(base, text, problems, config)
+        messages = build_repair(base, text, problems, config, language=input.language)
 
     if config.fallback == "conservative":
         options = conservative_options(

@@ -52,15 +52,19 @@ class SuggestionOptions(msgspec.Struct, forbid_unknown_fields=True):
     options: list[str]
 
 
-def options_json_schema() -> dict[str, Any]:
+def options_json_schema(count: int | None = None) -> dict[str, Any]:
     """JSON schema of ``SuggestionOptions``, fixed up for strict structured output.
 
     Root ``$ref`` inlined, every property required, no ``default`` keys — the same fix-up the
-    app applies, done here so the library's request is ready to send as is.
+    app applies, done here so the library's request is ready to send as is. With ``count`` the
+    array is pinned to exactly that many items, so schema-following providers get it right.
     """
     raw = msgspec.json.schema(SuggestionOptions)
     defs = raw.get("$defs", {})
-    return _strict(_resolve(raw, defs), defs)
+    schema = _strict(_resolve(raw, defs), defs)
+    if count is not None:
+        schema["properties"]["options"].update(minItems=count, maxItems=count)
+    return schema
 
 
 def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from .config import AutoReplyConfig
 from .errors import TemplateError
 from .inputs import ContextMessage, SuggestionInput
 from .ports import ChatMessage
-from .text import language_label
+from .text import language_label, primary_language
 
 LANGUAGE_VAR = "{{getvar::language}}"
 CHARACTER_VAR = "{{characterName}}"
@@ -124,9 +124,23 @@ def build_messages(inp: SuggestionInput, config: AutoReplyConfig, template: str)
     ]
 
 
-def build_repair(base: list[ChatMessage], previous_output: str, problems: list[str], config: AutoReplyConfig) -> list[ChatMessage]:
-    """Base prompt + the rejected answer + exactly what was wrong with it."""
+_REWRITE_IN = {
+    "zh": "请用中文写出全部选项。",
+    "ja": "すべての選択肢を日本語で書いてください。",
+    "ko": "모든 선택지를 한국어로 작성하세요.",
+}
+
+
+def build_repair(
+    base: list[ChatMessage], previous_output: str, problems: list[str], config: AutoReplyConfig,
+    *, language: str | None = None,
+) -> list[ChatMessage]:
+    """Base prompt + the rejected answer + exactly what was wrong with it. The language is
+    restated in that language itself: the repair turn is the last thing the model reads."""
     listed = "\n".join(f"- {p}" for p in problems)
+    restate = ""
+    if language:
+        restate = f"\nWrite every option in {language_label(language)}. " + _REWRITE_IN.get(primary_language(language), "")
     return [
         *base,
         ChatMessage("assistant", previous_output),
@@ -134,6 +148,6 @@ def build_repair(base: list[ChatMessage], previous_output: str, problems: list[s
             "user",
             "Your previous answer was rejected for these problems:\n"
             f"{listed}\n\nAnswer again with JSON only, exactly {config.suggestion_count} distinct "
-            f"options, each at most {config.max_suggestion_chars} characters, fixing every problem.",
+            f"options, each at most {config.max_suggestion_chars} characters, fixing every problem.{restate}",
         ),
     ]

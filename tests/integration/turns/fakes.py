@@ -25,6 +25,7 @@ class World:
             "actor": lambda req: f"我在这里陪着你。（{_agent(req)}）",
             "cross_reply.plan": NO_CROSS,
             "cross_reply": lambda req: f"我同意你说的。（{_agent(req)}）",
+            "auto_reply": {"options": ["我想听你多说一点。", "这件事让你有什么感受？", "我们先换个轻松的话题吧。"]},
             **handlers,
         }
         self.calls: list[str] = []

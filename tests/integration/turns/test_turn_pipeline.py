@@ -157,7 +157,8 @@ async def test_sse_events_arrive_in_order(turn_api: Api, world: World) -> None:
     resp = await turn_api.client.post(f"/v1/conversations/{conv['id']}/turns", json={"content": "我今天好难过"},
                                       headers={**ALICE, "accept": "text/event-stream"})  # fmt: skip
     events = [line.split(":", 1)[1].strip() for line in resp.text.splitlines() if line.startswith("event:")]
-    assert events == ["turn.started", "turn.emotion", "turn.selection", "message.created", "turn.completed"]
+    assert events == ["turn.started", "turn.emotion", "turn.selection", "message.created", "suggestions.ready",
+                      "turn.completed"]
 
 
 async def test_turn_can_be_read_back_and_metrics_are_written(turn_api: Api, world: World, engine) -> None:
