@@ -142,6 +142,7 @@ class Message(Base):
         CheckConstraint("role IN ('user', 'agent')", name="role"),
         Index("ix_messages_turn", "turn_id"),
         Index("ix_messages_agent_created", "agent_id", "created_at"),
+        Index("ix_messages_created", "created_at"),
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
@@ -173,6 +174,7 @@ class SpeakerDecision(Base):
         Index("ix_speaker_decisions_created", "created_at"),
         Index("ix_speaker_decisions_conversation_created", "conversation_id", "created_at"),
         Index("ix_speaker_decisions_agent_created", "agent_id", "created_at"),
+        Index("ix_speaker_decisions_rank_created", "rank", "created_at"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
@@ -216,6 +218,7 @@ class Suggestion(Base):
         CheckConstraint("status IN ('generating', 'ready', 'failed', 'cleared')", name="status"),
         Index("ix_suggestions_conversation_created", "conversation_id", "created_at"),
         Index("ix_suggestions_status", "status"),
+        Index("ix_suggestions_created", "created_at"),
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
@@ -240,7 +243,10 @@ class TurnStageMetric(Base):
     Stages: intent, emotion, select, actor, cross_reply, quality, story, auto_reply, total."""
 
     __tablename__ = "turn_stage_metrics"
-    __table_args__ = (Index("ix_turn_stage_metrics_stage_created", "stage", "created_at"),)
+    __table_args__ = (
+        Index("ix_turn_stage_metrics_stage_created", "stage", "created_at"),
+        Index("ix_turn_stage_metrics_created", "created_at"),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
     turn_id: Mapped[str] = mapped_column(String(32), ForeignKey("turns.id", ondelete="CASCADE"), index=True)
