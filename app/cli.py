@@ -97,6 +97,10 @@ def _register_optional() -> None:
     except ImportError:  # pragma: no cover - during partial installs
         return
     main.add_command(simulate_llm, "simulate-llm")
+    from analytics.cli import analytics, tune
+
+    main.add_command(analytics, "analytics")
+    main.add_command(tune, "tune")
 
 
 _register_optional()

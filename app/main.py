@@ -14,6 +14,7 @@ from litestar.openapi import OpenAPIConfig
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.agents.controller import AgentController
+from app.analytics_api.controller import AnalyticsController
 from app.api.deps import provide_principal, provide_session
 from app.api.errors import EXCEPTION_HANDLERS
 from app.api.health import healthz, readyz
@@ -112,6 +113,7 @@ def create_app(settings: Settings, *, model: Any = None, engine: AsyncEngine | N
     return Litestar(
         route_handlers=[
             healthz, readyz, AgentController, ConversationController, MessageController, TurnController,
+            AnalyticsController,
             *story_feature.route_handlers, *suggestions_feature.route_handlers,
         ],  # fmt: skip
         dependencies={"session": Provide(provide_session), "principal": Provide(provide_principal, sync_to_thread=False)},
