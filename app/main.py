@@ -28,7 +28,7 @@ from app.story import feature as story_feature
 from app.suggestions import feature as suggestions_feature
 from app.turns.pipeline import TurnPipeline
 from app.turns.weights import WeightsStore
-from app.turns.controller import TurnController
+from app.turns.controller import RegenerateController, TurnController
 from app.settings import Settings
 
 log = logging.getLogger("app")
@@ -113,7 +113,7 @@ def create_app(settings: Settings, *, model: Any = None, engine: AsyncEngine | N
     return Litestar(
         route_handlers=[
             healthz, readyz, AgentController, ConversationController, MessageController, TurnController,
-            AnalyticsController,
+            AnalyticsController, RegenerateController,
             *story_feature.route_handlers, *suggestions_feature.route_handlers,
         ],  # fmt: skip
         dependencies={"session": Provide(provide_session), "principal": Provide(provide_principal, sync_to_thread=False)},

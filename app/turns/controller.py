@@ -91,3 +91,18 @@ async def _stream(pipeline: Any, started: Any) -> AsyncIterator[dict[str, str]]:
         event, data = item
         yield {"event": event, "data": json.dumps(data, ensure_ascii=False, default=str)}
     await task
+
+
+class RegenerateController(Controller):
+    path = "/v1/conversations/{conversation_id:str}/messages"
+    tags = ["messages"]
+
+    @post("/{message_id:str}/regenerate", status_code=200)
+    async def regenerate(self, conversation_id: str, message_id: str, principal: Principal, state: State) -> Any:
+        """A new reply for an agent message (plain actor path: no Story prepare or write)."""
+        from app.errors import ModelNotConfigured
+        from app.turns.regenerate import regenerate
+
+        if not model_configured(state.model, "actor"):
+            raise ModelNotConfigured("actor")
+        return message_out(await regenerate(state.turn_pipeline, principal.user_id, conversation_id, message_id))
