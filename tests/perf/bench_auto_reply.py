@@ -100,7 +100,7 @@ async def generator_run(base_url: str, n: int) -> dict[str, object]:
     return figures(runs)
 
 
-async def endpoint_run(base_url: str, n: int, data_dir: str) -> dict[str, object]:
+async def endpoint_run(base_url: str, n: int, data_dir: str, after_seed=lambda: None) -> dict[str, object]:
     from litestar.testing import AsyncTestClient
 
     from app.auth.tokens import issue_token
@@ -120,6 +120,7 @@ async def endpoint_run(base_url: str, n: int, data_dir: str) -> dict[str, object
         if not turn.get("agentMessages"):
             raise SystemExit(f"the seeding turn produced no agent message: {turn.get('error')}")
         url = f"/v1/conversations/{conv}/messages/{turn['agentMessages'][-1]['id']}/suggestions"
+        after_seed()
         for _ in range(n):
             t = time.perf_counter()
             resp = await client.post(url, headers=user)
@@ -133,13 +134,21 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=60)
     parser.add_argument("--latency-ms", type=float, default=200.0)
+    parser.add_argument("--fault-rate", type=float, default=0.0,
+                        help="share of simulator answers that are invalid JSON / schema violations / empty")
     args = parser.parse_args()
     logging.getLogger("app.errors").setLevel(logging.ERROR)  # expected 502s are counted, not logged
+    faults = ("invalid_json", "schema_violation", "empty")
     with start_simulator_in_thread(latency_ms=args.latency_ms, seed=1) as sim, tempfile.TemporaryDirectory() as tmp:
+        sim.configure(fault_rate=args.fault_rate, faults=faults)
+        generator = await generator_run(sim.base_url, args.runs)
+        sim.configure(fault_rate=0.0)  # the endpoint run seeds a turn first, then measures with faults
+        endpoint = await endpoint_run(sim.base_url, args.runs, tmp, lambda: sim.configure(fault_rate=args.fault_rate))
         report = {
             "simulator_latency_ms": args.latency_ms,
-            "generator": await generator_run(sim.base_url, args.runs),
-            "endpoint_sqlite": await endpoint_run(sim.base_url, args.runs, tmp),
+            "fault_rate": args.fault_rate,
+            "generator": generator,
+            "endpoint_sqlite": endpoint,
             "simulator": sim.stats(),
         }
     print(json.dumps(report, ensure_ascii=False, indent=2))
