@@ -24,6 +24,8 @@ DEFAULT_MAX_STATE_BYTES = 60_000
 QUARANTINE_MAX_BYTES = 64 * 1024
 
 Status = Literal["waiting_for_acceptance", "accepted", "failed"]
+# "user": a real user message; "continue": the synthetic action of a Continue request.
+ActionKind = Literal["user", "continue"]
 
 
 class Projection(msgspec.Struct, frozen=True):
@@ -36,6 +38,7 @@ class PendingActor(msgspec.Struct, frozen=True):
     user_message_id: str
     user_content_hash: str
     projection: Projection
+    action_kind: ActionKind = "user"
 
 
 class EvidenceRef(msgspec.Struct, frozen=True):
@@ -43,6 +46,7 @@ class EvidenceRef(msgspec.Struct, frozen=True):
     content_hash: str
     user_action: str
     source_position: int
+    action_kind: ActionKind = "user"  # a Continue instruction is evidence of another type
 
 
 class EventRecord(msgspec.Struct, frozen=True):

@@ -74,11 +74,12 @@ async def settle_closed(state: StoryState, ctx: StoryContext, position: int, rea
     for rec in unresolved(state):
         text = await _event_text(reader, rec) if rec.refs else None
         outcome, actions = "unknown", []
-        if text is None:
+        if text is None or not text.strip():
             run.diagnostics.append(Diagnostic("event_evidence_unavailable", "", {"event_id": rec.event_id}))
         else:
             res = await settle.execute(SettleInput(ctx, run.state.narrative, rec.event_id, text,
-                                                   [r.user_action for r in rec.refs], rec.interrupted))
+                                                   [r.user_action for r in rec.refs if r.action_kind == "user"],
+                                                   rec.interrupted))
             run.calls.append(f"narrative_settle_event:{res.outcome}")
             run.diagnostics += res.diagnostics
             run.usage = run.usage.plus(res.usage)

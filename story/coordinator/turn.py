@@ -13,7 +13,7 @@ from typing import Literal
 import msgspec
 
 from story.coordinator.envelope import (
-    EvidenceRef, PendingActor, Projection, StateTooLarge, StoryState, content_hash, deserialize_state,
+    ActionKind, EvidenceRef, PendingActor, Projection, StateTooLarge, StoryState, content_hash, deserialize_state,
     serialize_state,
 )
 from story.coordinator.events import SettleRun, add_evidence, close_event, settle_closed, unresolved
@@ -26,11 +26,13 @@ from story.tools.deal_beat import DealInput, NarrativeDealBeat
 from story.tools.narrative_tools import NarrativePlanCycle, NarrativeRebranch, NarrativeSettleEvent, PlanInput
 from story.tools.prepare_turn import PovPrepareTurn, PrepareAction, PrepareInput
 from story.world.stage import PreparedMismatch, project_stage, restore_prepared
+from story.world.types import Intent
 
 replace = msgspec.structs.replace
 STAGE_HEADER = "[CURRENT STORY STAGE]"
 
 Outcome = Literal["prepared", "read_only", "no_story", "advance_pending"]
+CONTINUE_INSTRUCTION = "Continue the current scene from where the last reply stopped."
 
 
 class BeforeActorInput(msgspec.Struct, frozen=True):
@@ -43,6 +45,11 @@ class BeforeActorInput(msgspec.Struct, frozen=True):
     source_position: int  # the user message's per-conversation seq
     history: list[HistoryMessage]  # visible messages before the current user message, oldest first
     seed: int = 731
+    # Continue: no new user message. ``user_message_id`` is the last visible user message the
+    # reply continues from, ``user_text`` the continue instruction (a synthetic action; blank →
+    # ``CONTINUE_INSTRUCTION``), ``source_position`` the conversation's message position, so a
+    # run of continues still advances the source although the user message count does not.
+    continuation: bool = False
 
 
 class BeforeActorResult(msgspec.Struct):
@@ -54,6 +61,10 @@ class BeforeActorResult(msgspec.Struct):
     diagnostics: list[Diagnostic] = []
     tool_calls: list[str] = []
     usage: Usage = Usage()
+    # Continue: the pending reply is anchored to the user message it continues from (its saved
+    # content's hash), not to the synthetic instruction, so the next turn can still adopt it.
+    anchor_content_hash: str | None = None
+    action_kind: ActionKind = "user"
 
 
 class FinalizeResult(msgspec.Struct, frozen=True):
@@ -72,8 +83,9 @@ def finalize_turn(result: BeforeActorResult, actor_message_id: str, user_message
     """Pure: the bytes to CAS-write after the actor's reply was saved (prose is not copied)."""
     if not result.write or result.candidate is None or result.projection is None:
         return FinalizeResult("failed", None, [Diagnostic("story_not_writable", result.outcome)])
+    anchor = result.anchor_content_hash or content_hash(user_text)
     state = replace(result.candidate, status="waiting_for_acceptance", pending_actor=PendingActor(
-        actor_message_id, user_message_id, content_hash(user_text), result.projection))
+        actor_message_id, user_message_id, anchor, result.projection, result.action_kind))
     try:
         return FinalizeResult("waiting_for_acceptance", serialize_state(state, max_state_bytes))
     except StateTooLarge as exc:
@@ -89,6 +101,8 @@ class StoryCoordinator:
 
     async def before_actor(self, inp: BeforeActorInput) -> BeforeActorResult:
         out = BeforeActorResult("no_story")
+        if inp.continuation:
+            inp = self._continuation(inp, out)
         state = None
         if inp.saved_state is not None:
             try:
@@ -120,6 +134,21 @@ class StoryCoordinator:
             out.outcome = "read_only"
         return out
 
+    @staticmethod
+    def _continuation(inp: BeforeActorInput, out: BeforeActorResult) -> BeforeActorInput:
+        """A Continue turn: a synthetic action keyed by the source position, anchored to the
+        last real user message (whose saved content the next adoption checks)."""
+        text = inp.user_text.strip()
+        if not text:
+            text = CONTINUE_INSTRUCTION
+            out.diagnostics.append(Diagnostic("continue_default_instruction"))
+        anchor = next((m for m in reversed(inp.history) if m.role == "user" and not m.deleted
+                       and m.message_id == inp.user_message_id), None)
+        out.action_kind = "continue"
+        out.anchor_content_hash = content_hash(anchor.content) if anchor is not None else None
+        ctx = replace(inp.context, turn_id=f"{inp.context.turn_id}#continue@{inp.source_position}")
+        return replace(inp, context=ctx, user_text=text)
+
     async def _adopt(self, state: StoryState, inp: BeforeActorInput, out: BeforeActorResult, setting: str) -> StoryState | None:
         pa = state.pending_actor
         assert pa is not None
@@ -140,7 +169,8 @@ class StoryCoordinator:
         if adv.outcome == "pending":
             out.outcome = "advance_pending"
             return state
-        ref = EvidenceRef(saved.message_id, content_hash(saved.content), prepared.user_text, state.source_position)
+        ref = EvidenceRef(saved.message_id, content_hash(saved.content), prepared.user_text, state.source_position,
+                          pa.action_kind)
         state = add_evidence(state, prepared.snapshot.foreground.id, ref)
         if prepared.stage.event.phase == "end":
             state = close_event(state, prepared.snapshot.foreground.id, interrupted=False)
@@ -155,14 +185,17 @@ class StoryCoordinator:
 
     async def _prepare(self, state: StoryState, inp: BeforeActorInput, out: BeforeActorResult, setting: str, past: str) -> None:
         ctx = inp.context
-        state = await self._settle(state, inp, out, past)  # ended events and earlier unknowns first
-        prep = await self.prepare.execute(PrepareInput(ctx, state.world, PrepareAction("free", inp.user_text), setting))
+        action = (PrepareAction("intent", inp.user_text, Intent("normal")) if inp.continuation
+                  else PrepareAction("free", inp.user_text))
+        prep = await self.prepare.execute(PrepareInput(ctx, state.world, action, setting))
         out.tool_calls.append("pov_prepare_turn")
         out.diagnostics += prep.diagnostics
         out.usage = out.usage.plus(prep.usage)
         for e in prep.events:  # the new user message interrupts only what came before it
             if e.kind in ("event_interrupted", "event_ended"):
                 state = close_event(state, e.id, interrupted=e.kind == "event_interrupted")
+        # One settle pass per turn, after the prepare: events ended at adoption, events this
+        # input interrupted and earlier unknowns, each attempted once at this source position.
         state = await self._settle(state, inp, out, past)
         narrative, hold = state.narrative, bool(unresolved(state))
         if narrative.need_plan and not hold:
