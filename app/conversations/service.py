@@ -102,18 +102,28 @@ async def update_conversation(
         conv.title = data.title.strip()
     if isinstance(data.settings, dict):
         conv.settings = dump_settings(parse_settings(data.settings, base=conv.settings))
-    conv.version += 1
-    conv.updated_at = utcnow()
+    _touch(conv)
     await session.commit()
     return await to_out(session, conv)
+
+
+async def _owned_group(session: AsyncSession, owner_id: str, conversation_id: str) -> Conversation:
+    conv = await get_owned(session, owner_id, conversation_id)
+    if conv.kind != "group":
+        raise ValidationFailed("members can only be changed in a group conversation", code="not_a_group")
+    return conv
+
+
+def _touch(conv: Conversation) -> None:
+    """Every change of a conversation's own fields bumps its version (clients compare it)."""
+    conv.version += 1
+    conv.updated_at = utcnow()
 
 
 async def add_member(
     session: AsyncSession, owner_id: str, conversation_id: str, agent_id: str, limits: Limits
 ) -> ConversationOut:
-    conv = await get_owned(session, owner_id, conversation_id)
-    if conv.kind != "group":
-        raise ValidationFailed("members can only be changed in a group conversation", code="not_a_group")
+    conv = await _owned_group(session, owner_id, conversation_id)
     await get_agent(session, agent_id)
     count = await session.scalar(
         select(func.count()).select_from(ConversationMember).where(ConversationMember.conversation_id == conv.id)
@@ -124,8 +134,7 @@ async def add_member(
     if count >= limits.max_group_members:
         raise ValidationFailed(f"a group has at most {limits.max_group_members} agents", code="invalid_member_count")
     session.add(ConversationMember(conversation_id=conv.id, agent_id=agent_id, display_order=(top or 0) + 1))
-    conv.version += 1
-    conv.updated_at = utcnow()
+    _touch(conv)
     try:
         await session.commit()
     except IntegrityError:
@@ -137,9 +146,7 @@ async def add_member(
 async def remove_member(
     session: AsyncSession, owner_id: str, conversation_id: str, agent_id: str, limits: Limits
 ) -> ConversationOut:
-    conv = await get_owned(session, owner_id, conversation_id)
-    if conv.kind != "group":
-        raise ValidationFailed("members can only be changed in a group conversation", code="not_a_group")
+    conv = await _owned_group(session, owner_id, conversation_id)
     ids = list(await session.scalars(select(ConversationMember.agent_id).where(ConversationMember.conversation_id == conv.id)))
     if agent_id not in ids:
         raise NotFound(f"agent {agent_id} is not a member", code="member_not_found")
@@ -150,7 +157,6 @@ async def remove_member(
             ConversationMember.conversation_id == conv.id, ConversationMember.agent_id == agent_id
         )
     )
-    conv.version += 1
-    conv.updated_at = utcnow()
+    _touch(conv)
     await session.commit()
     return await to_out(session, conv)
