@@ -74,6 +74,8 @@ _LIMITS: list[tuple[str, str, str]] = [
     ("max_body_bytes", "MAX_BODY_BYTES", "limits.maxBodyBytes"),
     ("max_group_members", "MAX_GROUP_MEMBERS", "limits.maxGroupMembers"),
     ("max_page_size", "MAX_PAGE_SIZE", "limits.maxPageSize"),
+    ("max_title_chars", "MAX_TITLE_CHARS", "limits.maxTitleChars"),
+    ("max_prompt_chars", "MAX_PROMPT_CHARS", "limits.maxPromptChars"),
 ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from litestar import Controller, delete, get, patch, post
+from litestar.datastructures import State
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agents import service
@@ -15,9 +16,9 @@ class AgentController(Controller):
     tags = ["agents"]
 
     @post("/")
-    async def create(self, data: AgentCreate, session: AsyncSession, principal: Principal) -> AgentOut:
+    async def create(self, data: AgentCreate, session: AsyncSession, principal: Principal, state: State) -> AgentOut:
         principal.require_admin()
-        return await service.create_agent(session, data)
+        return await service.create_agent(session, data, state.settings.limits)
 
     @get("/")
     async def list_all(self, session: AsyncSession, principal: Principal) -> list[AgentOut]:
@@ -28,9 +29,11 @@ class AgentController(Controller):
         return service.to_out(await service.get_agent(session, agent_id))
 
     @patch("/{agent_id:str}")
-    async def update(self, agent_id: str, data: AgentUpdate, session: AsyncSession, principal: Principal) -> AgentOut:
+    async def update(
+        self, agent_id: str, data: AgentUpdate, session: AsyncSession, principal: Principal, state: State
+    ) -> AgentOut:
         principal.require_admin()
-        return await service.update_agent(session, agent_id, data)
+        return await service.update_agent(session, agent_id, data, state.settings.limits)
 
     @delete("/{agent_id:str}")
     async def remove(self, agent_id: str, session: AsyncSession, principal: Principal) -> None:

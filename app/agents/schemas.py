@@ -12,7 +12,7 @@ from app.api.schemas import ApiInput, ApiStruct
 
 Unit = Annotated[float, Meta(ge=0.0, le=1.0)]
 Name = Annotated[str, Meta(min_length=1, max_length=64)]
-Prompt = Annotated[str, Meta(max_length=8000)]
+Prompt = str  # bounded by Limits.max_prompt_chars in the service (a named setting)
 Alias = Annotated[str, Meta(min_length=1, max_length=64)]
 Aliases = Annotated[list[Alias], Meta(max_length=16)]
 

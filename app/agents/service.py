@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.agents.schemas import AgentCreate, AgentOut, AgentUpdate
 from app.db.models import Agent, ConversationMember, utcnow
 from app.errors import Conflict, NotFound, ValidationFailed
+from app.settings import Limits
 
 _FIELDS = (
     "name", "headline", "description", "story_background", "personality_prompt", "tone_prompt",
@@ -18,6 +19,20 @@ _FIELDS = (
 
 def to_out(agent: Agent) -> AgentOut:
     return AgentOut(**{f: getattr(agent, f) for f in (*_FIELDS, "id", "capabilities", "created_at", "updated_at")})
+
+
+_PROMPTS = ("headline", "description", "story_background", "personality_prompt", "tone_prompt",
+            "guardrails_prompt", "default_prompt")  # fmt: skip
+
+
+def _check_prompt_lengths(data: AgentCreate | AgentUpdate, limits: Limits) -> None:
+    for field in _PROMPTS:
+        value = getattr(data, field)
+        if isinstance(value, str) and len(value) > limits.max_prompt_chars:
+            raise ValidationFailed(
+                f"{field} has {len(value)} characters; the limit is {limits.max_prompt_chars}",
+                code="field_too_long", details={"field": field, "limit": limits.max_prompt_chars},
+            )  # fmt: skip
 
 
 def _clean_name(name: str) -> str:
@@ -43,7 +58,8 @@ async def get_agent(session: AsyncSession, agent_id: str) -> Agent:
     return agent
 
 
-async def create_agent(session: AsyncSession, data: AgentCreate) -> AgentOut:
+async def create_agent(session: AsyncSession, data: AgentCreate, limits: Limits) -> AgentOut:
+    _check_prompt_lengths(data, limits)
     values = {f: getattr(data, f) for f in _FIELDS}
     values["name"] = _clean_name(data.name)
     values["aliases"] = _clean_aliases(data.aliases)
@@ -59,7 +75,8 @@ async def list_agents(session: AsyncSession) -> list[AgentOut]:
     return [to_out(a) for a in rows]
 
 
-async def update_agent(session: AsyncSession, agent_id: str, data: AgentUpdate) -> AgentOut:
+async def update_agent(session: AsyncSession, agent_id: str, data: AgentUpdate, limits: Limits) -> AgentOut:
+    _check_prompt_lengths(data, limits)
     agent = await get_agent(session, agent_id)
     for field in _FIELDS:
         value = getattr(data, field)

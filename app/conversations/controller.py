@@ -32,9 +32,9 @@ class ConversationController(Controller):
 
     @patch("/{conversation_id:str}")
     async def update(
-        self, conversation_id: str, data: ConversationUpdate, session: AsyncSession, principal: Principal
+        self, conversation_id: str, data: ConversationUpdate, session: AsyncSession, principal: Principal, state: State
     ) -> ConversationOut:
-        return await service.update_conversation(session, principal.user_id, conversation_id, data)
+        return await service.update_conversation(session, principal.user_id, conversation_id, data, state.settings.limits)
 
     @post("/{conversation_id:str}/members", status_code=200)
     async def add_member(

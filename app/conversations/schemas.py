@@ -10,7 +10,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from app.api.schemas import ApiInput, ApiStruct
 
-Title = Annotated[str, Meta(max_length=200)]
+Title = str  # bounded by Limits.max_title_chars in the service (a named setting)
 
 
 class ConversationCreate(ApiInput):

@@ -40,6 +40,14 @@ async def to_out(session: AsyncSession, conv: Conversation, *, created: bool = F
     )  # fmt: skip
 
 
+def _clean_title(title: str, limits: Limits) -> str:
+    title = title.strip()
+    if len(title) > limits.max_title_chars:
+        raise ValidationFailed(f"title has {len(title)} characters; the limit is {limits.max_title_chars}",
+                               code="field_too_long", details={"field": "title", "limit": limits.max_title_chars})
+    return title
+
+
 def _check_member_count(kind: str, agent_ids: list[str], limits: Limits) -> None:
     if len(set(agent_ids)) != len(agent_ids):
         raise ValidationFailed("agentIds must be distinct", code="duplicate_agents")
@@ -68,7 +76,7 @@ async def create_conversation(
     if data.kind == "direct" and (found := await _existing_direct(session, owner_id, data.agent_ids[0])):
         return await to_out(session, found)
     conv = Conversation(
-        owner_id=owner_id, kind=data.kind, title=data.title.strip(), settings=settings,
+        owner_id=owner_id, kind=data.kind, title=_clean_title(data.title, limits), settings=settings,
         direct_agent_id=data.agent_ids[0] if data.kind == "direct" else None,
     )  # fmt: skip
     session.add(conv)
@@ -95,11 +103,11 @@ async def list_conversations(session: AsyncSession, owner_id: str) -> list[Conve
 
 
 async def update_conversation(
-    session: AsyncSession, owner_id: str, conversation_id: str, data: ConversationUpdate
+    session: AsyncSession, owner_id: str, conversation_id: str, data: ConversationUpdate, limits: Limits
 ) -> ConversationOut:
     conv = await get_owned(session, owner_id, conversation_id)
     if isinstance(data.title, str):
-        conv.title = data.title.strip()
+        conv.title = _clean_title(data.title, limits)
     if isinstance(data.settings, dict):
         conv.settings = dump_settings(parse_settings(data.settings, base=conv.settings))
     _touch(conv)

@@ -84,3 +84,19 @@ async def test_openapi_schema_is_served(api: Api) -> None:
     resp = await api.client.get("/schema/openapi.json")
     assert resp.status_code == 200
     assert "/v1/agents" in resp.json()["paths"]
+
+
+async def test_prompt_and_title_limits_are_settings(db_url, tmp_path, model) -> None:
+    from litestar.testing import AsyncTestClient
+
+    from app.main import create_app
+    from tests.integration.conftest import make_settings
+
+    settings = make_settings(db_url, tmp_path, COMPANION_MAX_PROMPT_CHARS="10", COMPANION_MAX_TITLE_CHARS="5")
+    async with AsyncTestClient(create_app(settings, model=model)) as client:
+        long = await client.post("/v1/agents", json={"name": "A", "description": "x" * 11}, headers=ADMIN)
+        assert long.status_code == 422 and long.json()["details"] == {"field": "description", "limit": 10}
+        a = (await client.post("/v1/agents", json={"name": "A", "description": "x" * 10}, headers=ADMIN)).json()
+        b = (await client.post("/v1/agents", json={"name": "B"}, headers=ADMIN)).json()
+        body = {"kind": "group", "agentIds": [a["id"], b["id"]], "title": "toolong"}
+        assert (await client.post("/v1/conversations", json=body, headers=ALICE)).status_code == 422
