@@ -1,8 +1,10 @@
 """Structured model calls: strict JSON schema from a Struct, decode, semantic check, one repair.
 
 The budget is the seed's: at most one repair, so at most two model responses per call. Both
-attempts share the tool call's timeout. Any exception from the model except cancellation is a
-model failure: it is recorded, never raised, so each tool can apply its own failure policy.
+attempts share the tool call's timeout (its expiry is recorded as ``model_timeout``). Any exception
+from the model except cancellation is a model failure: it is recorded, never raised, so each tool
+can apply its own failure policy. Cancellation (the task's, or the context's when it can be
+awaited) propagates at once, and since tools only return new snapshots nothing is half-applied.
 """
 
 from __future__ import annotations
@@ -65,6 +67,25 @@ def _usage_of(result: Any) -> Usage:
     return Usage(int(u.input_tokens), int(u.output_tokens), bool(u.estimated), 1)
 
 
+async def _complete(config: StoryModelConfig, request: ModelRequest, ctx: StoryContext) -> Any:
+    """The model call; a context cancellation that can be awaited (``asyncio.Event``) aborts it."""
+    wait = getattr(ctx.cancellation, "wait", None)
+    if wait is None or not asyncio.iscoroutinefunction(wait):
+        return await config.model.complete(request)
+    call = asyncio.ensure_future(config.model.complete(request))
+    cancelled = asyncio.ensure_future(wait())
+    try:
+        await asyncio.wait({call, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for f in (call, cancelled):
+            if not f.done():
+                f.cancel()
+        await asyncio.gather(call, cancelled, return_exceptions=True)
+    if call.cancelled() or ctx.cancellation.is_set():
+        raise asyncio.CancelledError(f"story call {ctx.request_id} cancelled")
+    return call.result()
+
+
 async def call_structured(
     config: StoryModelConfig,
     ctx: StoryContext,
@@ -86,15 +107,19 @@ async def call_structured(
             messages=convo, purpose=purpose, response_schema=schema, temperature=temperature,
             timeout_s=remaining, model_config_id=config.model_config_id,
         )
+        budget = asyncio.timeout(remaining)
         try:
-            async with asyncio.timeout(remaining):
-                result = await config.model.complete(request)
+            async with budget:
+                result = await _complete(config, request, ctx)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - any model error is a failure for Story
+            timed_out = budget.expired()
             outcome.diagnostics.append(Diagnostic(
-                "model_failed", f"{type(exc).__name__}: {exc}"[:500],
-                {"purpose": purpose, "attempt": attempt + 1, "error_type": type(exc).__name__},
+                "model_timeout" if timed_out else "model_failed",
+                f"over the {config.timeout_s} s budget" if timed_out else f"{type(exc).__name__}: {exc}"[:500],
+                {"purpose": purpose, "attempt": attempt + 1, "error_type": type(exc).__name__,
+                 "timeout_s": config.timeout_s},
             ))
             return outcome
         outcome.responses += 1

@@ -44,6 +44,8 @@ class ScriptedModel:
         if not q:
             raise RuntimeError(f"no scripted response for {request.purpose}")
         r = q.popleft()
+        if hasattr(r, "__await__"):  # a slow or hanging answer
+            r = await r
         if isinstance(r, BaseException):
             raise r
         return FakeResult(r if isinstance(r, str) else json.dumps(r))
@@ -58,3 +60,22 @@ class MemoryReader:
 
     async def read(self, message_ids: list[str]) -> dict[str, SavedMessage]:
         return {i: self.messages[i] for i in message_ids if i in self.messages}
+
+
+class FunctionModel:
+    """The function fake: ``fn(request, n)`` answers the n-th request (0-based) with text, a JSON
+    value, an exception to raise, or an awaitable (e.g. a sleep that outlives the timeout)."""
+
+    def __init__(self, fn) -> None:
+        self.fn = fn
+        self.history: list[ModelRequest] = []
+
+    async def complete(self, request: ModelRequest) -> FakeResult:
+        n = len(self.history)
+        self.history.append(request)
+        r = self.fn(request, n)
+        if hasattr(r, "__await__"):
+            r = await r
+        if isinstance(r, BaseException):
+            raise r
+        return FakeResult(r if isinstance(r, str) else json.dumps(r))

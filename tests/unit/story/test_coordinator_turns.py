@@ -3,12 +3,16 @@ and byte-identical state for the same seed and inputs."""
 
 from __future__ import annotations
 
+import asyncio
+
 import msgspec
+import pytest
 
 from story.coordinator.envelope import QUARANTINE_MAX_BYTES, deserialize_state
 from story.coordinator.recovery import HistoryMessage
 from story.coordinator.report import status_report
 from story.coordinator.turn import CONTINUE_INSTRUCTION, BeforeActorInput, StoryCoordinator, finalize_turn
+from story.tools.common import StoryModelConfig
 from tests.unit.story.builders import cfg, ctx
 from tests.unit.story.fakes import MemoryReader, ScriptedModel
 from tests.unit.story.test_coordinator import ADV, INIT, NORMAL, PERSONA, PLAN
@@ -203,3 +207,45 @@ async def test_same_seed_and_inputs_give_byte_identical_state_over_several_turns
     assert a == b
     other = await _scripted_run(732)
     assert [deserialize_state(x).world.rng_state for x in other] != [deserialize_state(x).world.rng_state for x in a]
+
+
+# --- cancellation and timeouts through the coordinator -----------------------------------------
+async def test_cancelling_a_turn_mid_settle_leaves_nothing_half_applied_and_the_retry_is_clean():
+    chat = Chat()
+    chat.model.enqueue("story_init.world", INIT).enqueue("story.prepare", NORMAL).enqueue("story.plan_cycle", PLAN)
+    await chat.say("u1", "I hand Lia the key.", 1, "Lia takes the key.")
+    saved, hist = chat.saved, list(chat.history)
+    started = asyncio.Event()
+
+    async def hang():
+        started.set()
+        await asyncio.sleep(30)
+
+    chat.model.enqueue("story.advance", ADV).enqueue("story.prepare", CUE).enqueue("story.settle", hang())
+    inp = BeforeActorInput(ctx("u2:lia"), "lia", PERSONA, saved, "u2", "I go to meet the patrol.", 3, hist)
+    task = asyncio.create_task(chat.coord.before_actor(inp))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert chat.saved == saved  # nothing to write: the caller never got a result
+
+    def fresh():
+        return ScriptedModel().enqueue("story.advance", ADV).enqueue("story.prepare", CUE).enqueue("story.settle", SETTLED)
+
+    m1, m2 = fresh(), fresh()
+    r1 = await StoryCoordinator(cfg(m1), chat.reader).before_actor(inp)
+    r2 = await StoryCoordinator(cfg(m2), chat.reader).before_actor(inp)
+    assert r1.outcome == "prepared" and finalize_turn(r1, "a2", "u2", inp.user_text) == finalize_turn(r2, "a2", "u2", inp.user_text)
+
+
+async def test_a_slow_advance_hits_the_timeout_and_the_turn_is_advance_pending():
+    chat = Chat()
+    chat.coord = StoryCoordinator(StoryModelConfig(chat.model, "story-cfg", 0.05), chat.reader)
+    chat.model.enqueue("story_init.world", INIT).enqueue("story.prepare", NORMAL).enqueue("story.plan_cycle", PLAN)
+    await chat.say("u1", "I hand Lia the key.", 1, "Lia takes the key.")
+    saved = chat.saved
+    chat.model.enqueue("story.advance", asyncio.sleep(30))
+    res = await chat.say("u2", "Next.", 3, "More.")
+    assert res.outcome == "advance_pending" and not res.write and res.guidance is None
+    assert "model_timeout" in {d.code for d in res.diagnostics} and chat.saved == saved
