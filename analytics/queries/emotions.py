@@ -9,23 +9,20 @@ tag is ≥ 0.5. The ``*_match`` features could not fill the matrix: they are nee
 so they are zero whenever the user lacks that need. Agents without tags (keyword-derived
 capabilities) only appear in the ``all`` column. Needs are the emotion's flags; ``none`` is a
 turn with no flag set. A cell is the selection rate of such candidates on such turns.
+
+The decisions are scanned once and pre-aggregated per (agent, relationship stage, need flags);
+capability tags are read from the JSON once per agent, not once per decision row.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import and_, func, not_, or_, select
+from sqlalchemy import and_, case, func, not_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from analytics.filters import Filters
 from analytics.queries.sql import Row, count_if, day, decision_terms, ratio, where
 from app.db.models import Agent, SpeakerDecision as SD
 
-NEEDS = {
-    "comfort": SD.needs_comfort,
-    "advice": SD.needs_advice,
-    "deescalation": SD.needs_deescalation,
-    "none": not_(or_(SD.needs_comfort, SD.needs_advice, SD.needs_deescalation)),
-}
 CAPABILITIES = ("comfort", "analysis", "deescalation", "playful", "all")
 STRONG = 0.5
 
@@ -77,34 +74,63 @@ async def emotions(session: AsyncSession, f: Filters) -> list[EmotionRow]:
     ]
 
 
-def _capability_present(name: str):  # noqa: ANN202 - SQL expression
-    if name == "all":
-        return None
-    return Agent.capabilities[name].as_float() >= STRONG
+def _needs(comfort, advice, deescalation):  # noqa: ANN001, ANN202 - SQL expressions
+    """The need dimension: each flag, and ``none`` when no flag is set."""
+    return {
+        "comfort": comfort,
+        "advice": advice,
+        "deescalation": deescalation,
+        "none": not_(or_(comfort, advice, deescalation)),
+    }
+
+
+def _capability_flags():  # noqa: ANN202 - SQL subquery
+    """One row per agent: 1/0 per capability tag (≥ ``STRONG``), read from the JSON once per agent
+    rather than once per decision row. Agents without tags get 0 everywhere."""
+    return select(
+        Agent.id.label("agent_id"),
+        *(case((Agent.capabilities[c].as_float() >= STRONG, 1), else_=0).label(f"cap_{c}") for c in CAPABILITIES[:-1]),
+    ).subquery("caps")
 
 
 async def emotion_routing(session: AsyncSession, f: Filters) -> list[RoutingRow]:
+    # One scan of the decisions, pre-aggregated to (agent, stage, need flags): a few rows per
+    # agent. The need × capability cells and the per-stage rates are sums over those groups.
+    grouped = (
+        select(
+            SD.agent_id, SD.relationship_stage, SD.needs_comfort, SD.needs_advice, SD.needs_deescalation,
+            func.count().label("n"), count_if(SD.selected).label("s"),
+        )
+        .where(where(decision_terms(f)))
+        .group_by(SD.agent_id, SD.relationship_stage, SD.needs_comfort, SD.needs_advice, SD.needs_deescalation)
+        .subquery("g")
+    )
+    caps = _capability_flags()
+    g = grouped.c
     cols, cells = [], []
-    for need, need_cond in NEEDS.items():
+    for need, need_cond in _needs(g.needs_comfort, g.needs_advice, g.needs_deescalation).items():
         for cap in CAPABILITIES:
-            present = _capability_present(cap)
-            cond = need_cond if present is None else and_(need_cond, present)
+            cond = need_cond if cap == "all" else and_(need_cond, caps.c[f"cap_{cap}"] == 1)
             key = f"{need}__{cap}"
-            cols += [count_if(cond).label(f"n_{key}"), count_if(and_(cond, SD.selected)).label(f"s_{key}")]
+            cols += [
+                func.sum(case((cond, g.n), else_=0)).label(f"n_{key}"),
+                func.sum(case((cond, g.s), else_=0)).label(f"s_{key}"),
+            ]
             cells.append((need, cap, key))
-    terms = where(decision_terms(f))
-    stmt = select(*cols).select_from(SD).outerjoin(Agent, Agent.id == SD.agent_id).where(terms)
-    totals = (await session.execute(stmt)).one()
+    stmt = (
+        select(g.relationship_stage, func.sum(g.n).label("n"), func.sum(g.s).label("s"), *cols)
+        .select_from(grouped.outerjoin(caps, caps.c.agent_id == g.agent_id))
+        .group_by(g.relationship_stage)
+        .order_by(g.relationship_stage)
+    )
+    stages = (await session.execute(stmt)).all()
     out = []
-    for need, cap, key in cells if any(totals) else ():
-        n, s = int(getattr(totals, f"n_{key}") or 0), int(getattr(totals, f"s_{key}") or 0)
+    for need, cap, key in cells if stages else ():
+        n = sum(int(getattr(r, f"n_{key}") or 0) for r in stages)
+        s = sum(int(getattr(r, f"s_{key}") or 0) for r in stages)
         out.append(RoutingRow(dimension="need_capability", need=need, capability=cap, stage=None,
                               candidates=n, selected=s, rate=ratio(s, n)))
-    by_stage = (
-        select(SD.relationship_stage, func.count().label("n"), count_if(SD.selected).label("s"))
-        .where(terms).group_by(SD.relationship_stage).order_by(SD.relationship_stage)
-    )
-    for r in await session.execute(by_stage):
+    for r in stages:
         out.append(RoutingRow(dimension="relationship_stage", need=None, capability=None, stage=r.relationship_stage,
-                              candidates=int(r.n), selected=int(r.s), rate=ratio(r.s, r.n)))
+                              candidates=int(r.n), selected=int(r.s or 0), rate=ratio(r.s, r.n)))
     return out

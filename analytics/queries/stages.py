@@ -1,16 +1,18 @@
 """Latency and token usage per pipeline stage, from ``turn_stage_metrics``.
 
 Percentiles are nearest-rank (see ``sql.percentiles``) so SQLite and PostgreSQL agree exactly.
-Tokens per turn divide a stage's tokens by the turns that ran that stage.
+Tokens per turn divide a stage's tokens by the turns that ran that stage. The indexes on
+(stage, ms, created_at) and (stage, turn_id, created_at) (migration 0006) let both read their
+keys in order from the index alone.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import distinct, func, select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from analytics.filters import Filters
-from analytics.queries.sql import Row, conditions, count_if, percentiles, ratio, where
+from analytics.queries.sql import Row, conditions, count_if, percentiles, ratio, scan_key, where
 from app.db.models import TurnStageMetric as M
 
 
@@ -42,14 +44,15 @@ def _terms(f: Filters) -> list:
 
 async def latency(session: AsyncSession, f: Filters) -> list[LatencyRow]:
     terms = _terms(f)
+    stage = scan_key(session, M.stage).label("stage")
     stmt = (
         select(
-            M.stage, func.count().label("n"), func.avg(M.ms).label("mean"), func.max(M.ms).label("max"),
+            stage, func.count().label("n"), func.avg(M.ms).label("mean"), func.max(M.ms).label("max"),
             count_if(M.outcome == "error").label("errors"), count_if(M.outcome == "fallback").label("fallbacks"),
         )
         .where(where(terms))
-        .group_by(M.stage)
-        .order_by(M.stage)
+        .group_by(stage)
+        .order_by(stage)
     )
     rows = (await session.execute(stmt)).all()
     pct = await percentiles(session, M.ms, M.stage, terms, (50, 95)) if rows else {}
@@ -63,15 +66,25 @@ async def latency(session: AsyncSession, f: Filters) -> list[LatencyRow]:
 
 
 async def usage(session: AsyncSession, f: Filters) -> list[UsageRow]:
-    stmt = (
+    terms = where(_terms(f))
+    stage = scan_key(session, M.stage).label("stage")
+    sums = (
         select(
-            M.stage, func.count(distinct(M.turn_id)).label("turns"), func.count().label("calls"),
-            func.sum(M.input_tokens).label("inp"), func.sum(M.output_tokens).label("out"),
-            count_if(M.estimated).label("est"),
+            stage, func.count().label("calls"), func.sum(M.input_tokens).label("inp"),
+            func.sum(M.output_tokens).label("out"), count_if(M.estimated).label("est"),
         )
-        .where(where(_terms(f)))
-        .group_by(M.stage)
-        .order_by(M.stage)
+        .where(terms)
+        .group_by(stage)
+        .subquery("sums")
+    )
+    # Turns per stage as distinct (stage, turn) pairs: grouped in (stage, turn_id) index order
+    # rather than a per-stage COUNT(DISTINCT) that sorts every row.
+    pairs = select(M.stage, M.turn_id).where(terms).group_by(M.stage, M.turn_id).subquery("pairs")
+    turns = select(pairs.c.stage, func.count().label("turns")).group_by(pairs.c.stage).subquery("turns")
+    stmt = (
+        select(sums.c.stage, turns.c.turns, sums.c.calls, sums.c.inp, sums.c.out, sums.c.est)
+        .join(turns, turns.c.stage == sums.c.stage)
+        .order_by(sums.c.stage)
     )
     return [
         UsageRow(

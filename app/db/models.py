@@ -246,6 +246,8 @@ class TurnStageMetric(Base):
     __table_args__ = (
         Index("ix_turn_stage_metrics_stage_created", "stage", "created_at"),
         Index("ix_turn_stage_metrics_created", "created_at"),
+        Index("ix_turn_stage_metrics_stage_ms_created", "stage", "ms", "created_at"),
+        Index("ix_turn_stage_metrics_stage_turn_created", "stage", "turn_id", "created_at"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
