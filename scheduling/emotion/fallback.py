@@ -5,12 +5,28 @@ user needs comfort, advice or de-escalation. Keyword lists start from the seed's
 (``buildFallbackGroupUserEmotion``); the English lists cover the same feelings. The primary
 emotion is the first that fires in ``_PRIORITY`` (needs that are urgent first: anger before
 sadness before worry). Intensity starts at a base for the emotion and rises with cues.
+
+The keyword rules stay the backbone. A small trained classifier (``classifier.py``, artifact
+``lexicon.json``, trained by ``train_lexicon.py``) only fills in where they are silent or weak:
+
+* no emotion keyword (neutral) and the classifier's top label is an emotion with probability ≥ the
+  language's ``threshold`` → that label;
+* exactly one emotion keyword, of a class the classifier knows, and the classifier prefers another
+  emotion (not neutral) with probability ≥ ``override_threshold`` → that label (e.g. "为什么" in
+  an angry line).
+
+Both thresholds were chosen on a validation split; see ``train_lexicon`` for held-out figures.
+A classifier label gets intensity ``0.2 + 0.3 × probability`` plus the same cue increments as a
+keyword label, and the same needs (sad/lonely/anxious/stressed/angry → comfort, confused → advice,
+angry → de-escalation) and social energy rules.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Final
 
+from scheduling.emotion.classifier import EmotionClassifier, Prediction, default_classifier
 from scheduling.emotion.model import PrimaryEmotion, SocialEnergy, UserEmotion
 from scheduling.keywords import Cues
 
@@ -59,9 +75,11 @@ _PRIORITY: tuple[PrimaryEmotion, ...] = (
 )
 COMFORT_CUES = Cues("陪陪|安慰|抱抱|难受", "comfort|hug|hold me|stay with me|need someone|keep me company|feel bad")
 ADVICE_CUES = Cues(
-    "建议|分析|复盘|怎么做|帮我想|选择",
-    "advice|advise|suggest\\w*|analy[sz]e|plan|should i|how do i|how should|help me (?:think|decide|figure)|"
-    "choose|decide|options|pros and cons",
+    "建议|分析|复盘|怎么做|帮我想|选择|要不要|该不该|应不应该|怎么办|如何是好|出出主意|拿主意|出个主意|"
+    "给点意见|有什么办法|怎么处理|怎么选",
+    "advice|advise|suggest\\w*|analy[sz]e|plan|should i|should we|how do i|how should|what do i do|"
+    "what would you do|what can i do|help me (?:think|decide|figure|choose)|any (?:tips|ideas|thoughts)|"
+    "recommend\\w*|choose|decide|options|pros and cons",
 )
 DEESCALATION_CUES = Cues("冷静|别吵|缓一缓|降温", "calm down|stop fighting|chill|cool down|take a breath|relax")
 INTENSIFIER_CUES = Cues(
@@ -79,14 +97,18 @@ _LOW_ENERGY: frozenset[str] = frozenset({"sad", "lonely", "anxious", "stressed"}
 _HIGH_ENERGY: frozenset[str] = frozenset({"playful", "happy", "romantic"})
 
 
-def _intensity(text: str, primary: str, emotion_hits: int) -> tuple[float, list[str]]:
-    """Base 0.45 for a detected emotion (0.15 neutral), plus: exclamation marks 0.1 each (≤ 0.3),
-    intensifiers 0.1 each (≤ 0.3), repetition ("啊啊啊", "sooo", "no no no") 0.15, shouting in
-    capitals 0.1, each extra emotion keyword 0.05 (≤ 0.15). Neutral text is capped at 0.4."""
+def _intensity(text: str, primary: str, emotion_hits: int, base: float | None = None) -> tuple[float, list[str]]:
+    """Base 0.45 for a detected emotion (0.15 neutral; ``base`` when the classifier chose the label),
+    plus: exclamation marks 0.1 each (≤ 0.3), intensifiers 0.1 each (≤ 0.3), repetition ("啊啊啊",
+    "sooo", "no no no") 0.15, shouting in capitals 0.1, each extra emotion keyword 0.05 (≤ 0.15).
+    Neutral text is capped at 0.4."""
     cues: list[str] = []
     exclaims = len(_EXCLAIM.findall(text))
     intensifiers = INTENSIFIER_CUES.hits(text)
-    value = _BASE_INTENSITY if primary != "neutral" else _NEUTRAL_INTENSITY
+    if base is not None:
+        value = base
+    else:
+        value = _BASE_INTENSITY if primary != "neutral" else _NEUTRAL_INTENSITY
     value += min(0.3, 0.1 * exclaims)
     value += min(0.3, 0.1 * len(intensifiers))
     if _REPETITION.search(text):
@@ -116,21 +138,72 @@ def _social_energy(text: str, primary: str, exclaims: int) -> SocialEnergy:
     return "medium"
 
 
-def fallback_emotion(text: str) -> UserEmotion:
-    """Best-effort ``UserEmotion`` from the text alone, deterministic and offline."""
+_COMFORT_EMOTIONS: frozenset[str] = frozenset({"sad", "lonely", "anxious", "stressed", "angry"})
+_DEFAULT: Final = object()
+
+
+def _classifier_label(
+    found: dict[str, list[str]], fired: list[str], classifier: EmotionClassifier | None, text: str,
+) -> Prediction | None:
+    """The classifier's label when the keyword rules are silent or weak and it is confident enough
+    (see the module docstring), else None."""
+    if classifier is None:
+        return None
+    hits = sum(len(v) for v in found.values())
+    if hits > 1:
+        return None
+    prediction = classifier.predict(text)
+    if prediction is None or prediction.label == "neutral":
+        return None
+    model = classifier.model(prediction.language)
+    if model is None:
+        return None
+    if not fired:
+        return prediction if prediction.probability >= model.threshold else None
+    if fired[0] in model.labels and prediction.label != fired[0] and prediction.probability >= model.override_threshold:
+        return prediction
+    return None
+
+
+def heuristic_emotion(text: str) -> UserEmotion:
+    """The keyword rules alone (the seed's heuristics), without the trained classifier."""
+    return fallback_emotion(text, classifier=None)
+
+
+def fallback_emotion(text: str, classifier: EmotionClassifier | None | object = _DEFAULT) -> UserEmotion:
+    """Best-effort ``UserEmotion`` from the text alone, deterministic and offline.
+
+    ``classifier`` defaults to the shipped one (``default_classifier()``); ``None`` means keyword
+    rules only."""
+    model = default_classifier() if classifier is _DEFAULT else classifier
+    if model is not None and not isinstance(model, EmotionClassifier):
+        raise TypeError(f"classifier must be an EmotionClassifier or None, not {type(model).__name__}")
     found = {name: cues.hits(text) for name, cues in EMOTION_CUES.items()}
     fired = [name for name in _PRIORITY if found[name]]
     primary: PrimaryEmotion = fired[0] if fired else "neutral"
     hits = sum(len(v) for v in found.values())
-    intensity, cues = _intensity(text, primary, hits)
+    learned = _classifier_label(found, fired, model, text)
+    overridden = primary if learned is not None and fired else None
+    if learned is not None:
+        primary = learned.label  # type: ignore[assignment]
+        fired = [primary]
+        intensity, cues = _intensity(text, primary, 1, base=0.2 + 0.3 * learned.probability)
+    else:
+        intensity, cues = _intensity(text, primary, hits)
     comfort = COMFORT_CUES.hits(text)
     advice = ADVICE_CUES.hits(text)
     calm = DEESCALATION_CUES.hits(text)
-    needs_comfort = bool(set(fired) & {"sad", "lonely", "anxious", "stressed", "angry"}) or bool(comfort)
+    needs_comfort = bool(set(fired) & _COMFORT_EMOTIONS) or bool(comfort)
     needs_advice = "confused" in fired or bool(advice)
     needs_deescalation = "angry" in fired or bool(calm)
-    keywords = [k for name in fired for k in found[name]] + comfort + advice + calm
-    reason = f"offline heuristics: {primary}"
+    if learned is not None:
+        keywords = comfort + advice + calm
+        reason = f"offline classifier: {primary} (p={learned.probability:.2f}, {learned.language} model)"
+        if overridden:
+            reason += f"; over weak keyword label {overridden}"
+    else:
+        keywords = [k for name in fired for k in found[name]] + comfort + advice + calm
+        reason = f"offline heuristics: {primary}"
     if keywords:
         reason += "; keywords " + ", ".join(dict.fromkeys(keywords))
     if cues:
