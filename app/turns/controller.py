@@ -68,10 +68,19 @@ class TurnController(Controller):
     @get("/{turn_id:str}")
     async def read(self, conversation_id: str, turn_id: str, session: AsyncSession, principal: Principal) -> dict[str, Any]:
         turn = await repository.load_turn(session, principal.user_id, conversation_id, turn_id)
+        from sqlalchemy import select
+
         from app.db.models import Message
 
         message = await session.get(Message, turn.user_message_id) if turn.user_message_id else None
-        return _replay(turn, message)
+        out = _replay(turn, message)
+        if turn.result is None:  # still running: the replies saved so far
+            saved = await session.scalars(
+                select(Message).where(Message.turn_id == turn.id, Message.role == "agent", Message.deleted_at.is_(None))
+                .order_by(Message.seq)
+            )  # fmt: skip
+            out["agentMessages"] = [_builtins(message_out(m)) for m in saved]
+        return out
 
 
 async def _stream(pipeline: Any, started: Any) -> AsyncIterator[dict[str, str]]:

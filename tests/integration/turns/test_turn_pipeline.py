@@ -212,3 +212,16 @@ async def test_when_every_reply_fails_the_turn_fails_but_decisions_are_kept(turn
     assert len(await _decisions(engine, body["turnId"])) == 3
     retry = await post_turn(turn_api, conv["id"], "还在吗")
     assert retry.status_code == 201  # the running lock was released
+
+
+async def test_a_running_turn_reads_back_as_running(turn_api: Api, world: World, engine) -> None:
+    from app.turns.repository import start_turn
+
+    conv, _ = await make_group(turn_api)
+    running = await start_turn(session_factory(engine), "alice", conv["id"], "你好", None, stale_after_s=600)
+    read = await turn_api.client.get(f"/v1/conversations/{conv['id']}/turns/{running.turn.id}", headers=ALICE)
+    assert read.status_code == 200
+    assert read.json()["status"] == "running" and read.json()["userMessage"]["content"] == "你好"
+    assert read.json()["agentMessages"] == []
+    other = await turn_api.client.get(f"/v1/conversations/{conv['id']}/turns/nope", headers=ALICE)
+    assert other.status_code == 404 and other.json()["code"] == "turn_not_found"
