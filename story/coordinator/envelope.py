@@ -57,6 +57,13 @@ class EventRecord(msgspec.Struct, frozen=True):
     closed: bool = False
     interrupted: bool = False
     attempt_positions: list[int] = []
+    # 0 for the event's first stretch; an event kept in its end phase while no successor is
+    # ready goes on in later stretches, each settled on its own under ``settle_key``
+    segment: int = 0
+
+    @property
+    def settle_key(self) -> str:
+        return self.event_id if self.segment == 0 else f"{self.event_id}#{self.segment}"
 
 
 class QuarantineRecord(msgspec.Struct, frozen=True):
@@ -113,7 +120,7 @@ def deserialize_state(data: bytes, agent_id: str | None = None) -> StoryState:
 
 def quarantine_record(rec: EventRecord, reason: str, diagnostics: list[Diagnostic]) -> QuarantineRecord:
     """Bounded to 64 KiB: diagnostics go first, then refs are kept newest-first."""
-    q = QuarantineRecord(rec.event_id, reason, list(rec.attempt_positions), list(rec.refs), list(diagnostics))
+    q = QuarantineRecord(rec.settle_key, reason, list(rec.attempt_positions), list(rec.refs), list(diagnostics))
     while len(msgspec.json.encode(q)) > QUARANTINE_MAX_BYTES and (q.diagnostics or len(q.refs) > 1):
         if q.diagnostics:
             q = msgspec.structs.replace(q, diagnostics=q.diagnostics[:-1])

@@ -26,10 +26,18 @@ def add_evidence(state: StoryState, event_id: str, ref: EvidenceRef) -> StorySta
     events = list(state.events)
     idx = next((i for i, e in enumerate(events) if e.event_id == event_id and not e.closed), None)
     if idx is None:
-        events.append(EventRecord(event_id, [ref]))
+        events.append(EventRecord(event_id, [ref], segment=_next_segment(state, event_id)))
     elif all(r.message_id != ref.message_id for r in events[idx].refs):
         events[idx] = replace(events[idx], refs=[*events[idx].refs, ref])
     return replace(state, events=events)
+
+
+def _next_segment(state: StoryState, event_id: str) -> int:
+    """Past stretches of this event: still queued, or already settled (by their settle key)."""
+    keys = {e.settle_key for e in state.events if e.event_id == event_id}
+    keys |= {k for k in state.narrative.clock.settled_event_ids if k == event_id or k.startswith(f"{event_id}#")}
+    keys |= {q.event_id for q in state.quarantine if q.event_id == event_id or q.event_id.startswith(f"{event_id}#")}
+    return len(keys)
 
 
 def close_event(state: StoryState, event_id: str, interrupted: bool) -> StoryState:
@@ -43,7 +51,7 @@ def unresolved(state: StoryState) -> list[EventRecord]:
 
 
 def _same(a: EventRecord, b: EventRecord) -> bool:
-    return a.closed and b.closed and a.event_id == b.event_id
+    return a.closed and b.closed and a.settle_key == b.settle_key
 
 
 def _without(state: StoryState, rec: EventRecord) -> list[EventRecord]:
@@ -75,9 +83,9 @@ async def settle_closed(state: StoryState, ctx: StoryContext, position: int, rea
         text = await _event_text(reader, rec) if rec.refs else None
         outcome, actions = "unknown", []
         if text is None or not text.strip():
-            run.diagnostics.append(Diagnostic("event_evidence_unavailable", "", {"event_id": rec.event_id}))
+            run.diagnostics.append(Diagnostic("event_evidence_unavailable", "", {"event_id": rec.settle_key}))
         else:
-            res = await settle.execute(SettleInput(ctx, run.state.narrative, rec.event_id, text,
+            res = await settle.execute(SettleInput(ctx, run.state.narrative, rec.settle_key, text,
                                                    [r.user_action for r in rec.refs if r.action_kind == "user"],
                                                    rec.interrupted))
             run.calls.append(f"narrative_settle_event:{res.outcome}")
@@ -98,7 +106,7 @@ async def settle_closed(state: StoryState, ctx: StoryContext, position: int, rea
             q = quarantine_record(tried, reason, run.diagnostics[-5:])
             run.state = replace(run.state, events=_without(run.state, rec),
                                 quarantine=[*run.state.quarantine, q])
-            run.diagnostics.append(Diagnostic("story_event_quarantine", reason, {"event_id": rec.event_id}))
+            run.diagnostics.append(Diagnostic("story_event_quarantine", reason, {"event_id": rec.settle_key}))
     return run
 
 

@@ -75,7 +75,7 @@ def status_report(state: StoryState) -> StatusReport:
         pending_goals=[GoalReport(g.id, g.serves, g.angle, g.gist, g.priority, list(g.prerequisites))
                        for g in n.cycle.pending if not g.done],
         completed_goals=list(n.clock.completed_goals), need_plan=n.need_plan, cycle=n.cycle.index,
-        unresolved_events=[e.event_id for e in state.events if e.closed],
+        unresolved_events=[e.settle_key for e in state.events if e.closed],
         pending_message_id=state.pending_actor.message_id if state.pending_actor else None,
         accepted_message_id=state.accepted_message_id,
         quarantine=[QuarantineReport(q.event_id, q.reason, list(q.attempt_positions), [r.message_id for r in q.refs])

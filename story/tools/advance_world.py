@@ -16,7 +16,7 @@ from story.tools.common import (
     Diagnostic, InvalidToolInput, StoryContext, StoryModelConfig, StoryTool, ToolHooks, Usage,
 )
 from story.tools.structured import call_structured
-from story.world.advance import AdvanceProposal, commit_turn, proposal_problems
+from story.world.advance import AdvanceProposal, commit_turn, proposal_problems, writer_problems
 from story.world.mechanics import WorldEvent
 from story.world.stage import PreparedMismatch, StoryPreparedTurn, restore_prepared
 from story.world.types import Choice, NextForeground, WorldSnapshot
@@ -84,15 +84,20 @@ class PovAdvanceWorld(StoryTool[AdvanceInput, AdvanceResult]):
             raise InvalidToolInput(self.name, "prepared snapshot has no pending turn")
         if ctx.turn_id != prep.turn_id or ctx.turn_id != w.pending.turn_id:
             raise InvalidToolInput(self.name, f"context turn {ctx.turn_id!r} does not match prepared {prep.turn_id!r}")
+        problems = writer_problems(w, inp.writer.next_foreground)
+        if problems:
+            raise InvalidToolInput(self.name, "; ".join(problems))
         try:
             restore_prepared(w)
         except PreparedMismatch as exc:
             raise InvalidToolInput(self.name, str(exc)) from exc
+        nxt = inp.writer.next_foreground
+        reserved = {nxt.id} if nxt is not None else set()
         proposal, usage, diags = None, Usage(), []
         if self.model is not None:
             out = await call_structured(
                 self.model, ctx, "story.advance", _messages(prep, inp.writer.prose, ctx.language, inp.world_context),
-                AdvanceProposal, lambda p: proposal_problems(w, p),
+                AdvanceProposal, lambda p: proposal_problems(w, p, reserved),
             )
             usage, diags = out.usage, list(out.diagnostics)
             if not out.ok:

@@ -12,6 +12,7 @@ from typing import Literal
 
 import msgspec
 
+from story.world.mechanics import fresh_injection_id
 from story.world.state import is_protected, world_problems
 from story.world.types import (
     Background, Choice, Injection, NextForeground, Seed, WorldSnapshot,
@@ -63,16 +64,35 @@ class AdvanceProposal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     choices: list[ProposedChoice]
 
 
+RETIRED_WINDOW = 64
+
+
+def _live_ids(w: WorldSnapshot) -> list[str]:
+    return [w.foreground.id, *(b.id for b in w.backgrounds), *(u.id for u in w.undercurrents)]
+
+
 def _known_ids(w: WorldSnapshot) -> set[str]:
-    ids = {w.foreground.id, *(b.id for b in w.backgrounds), *(u.id for u in w.undercurrents)}
+    ids = {*_live_ids(w), *w.retired_ids}
+    if w.pending is not None:  # what this turn's mechanics just ended or surfaced is retired on commit
+        ids |= set(_live_ids(w.pending.baseline))
     ids |= {s.id for s in w.seed_pool} | {i.id for i in w.pending_injections}
     if w.pending_next_foreground:
         ids.add(w.pending_next_foreground.id)
     return ids
 
 
-def proposal_problems(w: WorldSnapshot, p: AdvanceProposal) -> list[str]:
-    known, problems = _known_ids(w), []
+def writer_problems(w: WorldSnapshot, nxt: NextForeground | None) -> list[str]:
+    """The host's own successor must be a new event, like a model's (or the one already queued)."""
+    if nxt is None or (w.pending_next_foreground is not None and nxt.id == w.pending_next_foreground.id):
+        return []
+    if not nxt.id.strip():
+        return ["next_foreground needs an id"]
+    return [f"next_foreground id {nxt.id!r} already exists"] if nxt.id in _known_ids(w) else []
+
+
+def proposal_problems(w: WorldSnapshot, p: AdvanceProposal, reserved: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """``reserved``: ids the host's writer output already takes (its own successor)."""
+    known, problems = _known_ids(w) | set(reserved), []
     inj = {i.id for i in w.pending_injections}
     problems += [f"unknown injection id {i!r}" for i in p.shown_injection_ids if i not in inj]
     sources = {b.id for b in w.backgrounds} | {u.id for u in w.undercurrents} | {w.foreground.id}
@@ -95,6 +115,7 @@ def commit_turn(w: WorldSnapshot, turn_id: str, p: AdvanceProposal | None,
                 writer_choices: list[Choice] | None, writer_next: NextForeground | None,
                 shown_injection_texts: list[str]) -> WorldSnapshot:
     """The committed world: clocks moved by the program, content from the checked proposal."""
+    baseline = w.pending.baseline if w.pending is not None else w
     base = replace(w, pending=None, round=w.round + 1, last_committed_turn_id=turn_id,
                    foreground=replace(w.foreground, rounds=w.foreground.rounds + 1))
     demand = base.pending_signal_demand
@@ -107,7 +128,8 @@ def commit_turn(w: WorldSnapshot, turn_id: str, p: AdvanceProposal | None,
     else:
         delivered = p.invitation_delivered
         injections = [i for i in base.pending_injections if i.id not in set(p.shown_injection_ids)]
-        injections += [Injection(f"res-{base.round}-{k}", r.source_id, r.text) for k, r in enumerate(p.offstage_results)]
+        for k, r in enumerate(p.offstage_results):
+            injections.append(Injection(fresh_injection_id(f"res-{base.round}-{k}", injections), r.source_id, r.text))
         backgrounds = base.backgrounds + [
             Background(b.id, b.title, b.summary, b.kind, NEW_BACKGROUND_COUNTDOWN) for b in p.new_backgrounds]
         seeds = base.seed_pool + [Seed(s.id, s.owner, s.title, s.clue, s.invitation) for s in p.new_seeds]
@@ -122,6 +144,10 @@ def commit_turn(w: WorldSnapshot, turn_id: str, p: AdvanceProposal | None,
     out = replace(base, pending_signal_demand=demand, pending_injections=injections, backgrounds=backgrounds,
                   seed_pool=seeds, seed_queue=base.seed_queue + [s.id for s in seeds if s not in base.seed_pool],
                   pending_next_foreground=nxt, choices=choices)
+    live = set(_live_ids(out)) | {s.id for s in out.seed_pool}
+    gone = [i for i in _live_ids(baseline) if i not in live and i not in out.retired_ids]
+    if gone:
+        out = replace(out, retired_ids=[*out.retired_ids, *gone][-RETIRED_WINDOW:])
     problems = world_problems(out)
     if problems:
         raise ValueError(f"commit would produce an illegal world: {problems}")

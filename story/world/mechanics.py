@@ -45,6 +45,15 @@ class Mechanics(msgspec.Struct, frozen=True):
     diagnostics: list[Diagnostic]
 
 
+def fresh_injection_id(base: str, injections: list[Injection]) -> str:
+    """``base`` unless a pending injection already uses it (a source id reused later)."""
+    taken = {i.id for i in injections}
+    k, out = 2, base
+    while out in taken:
+        out, k = f"{base}-{k}", k + 1
+    return out
+
+
 def phase_for(rounds: int, develop_max: int) -> Phase:
     if rounds == 0:
         return "start"
@@ -117,7 +126,7 @@ def _countdowns(w: WorldSnapshot, took_over: bool, ev: list[WorldEvent], flags: 
             flags.append(f"background_took_over:{b.id}")
             w = replace(w, foreground=Foreground(b.id, b.title, b.summary, participants=w.foreground.participants))
         else:
-            injections.append(Injection(f"inj-{b.id}", b.id, b.summary or b.title, "obstacle"))
+            injections.append(Injection(fresh_injection_id(f"inj-{b.id}", injections), b.id, b.summary or b.title, "obstacle"))
             flags.append(f"background_obstructs:{b.id}")
     return replace(w, backgrounds=kept, pending_injections=injections)
 
@@ -129,7 +138,7 @@ def _dice(w: WorldSnapshot, rng: SplitMix, dice: list[DiceRoll], ev: list[WorldE
         threshold = p.stage_thresholds[min(u.stage, len(p.stage_thresholds)) - 1]
         if u.stage == 3 and demand is not None and demand.undercurrent_id == u.id and not demand.delivered:
             dice.append(DiceRoll(u.id, u.stage, None, threshold, "blocked"))
-            out.append(replace(u, stage_rounds=u.stage_rounds + 1))
+            out.append(replace(u, stage_rounds=min(u.stage_rounds + 1, p.max_stage_rounds)))
             continue
         roll = rng.roll(100)
         forced = u.stage_rounds + 1 >= p.max_stage_rounds
@@ -143,7 +152,8 @@ def _dice(w: WorldSnapshot, rng: SplitMix, dice: list[DiceRoll], ev: list[WorldE
             continue
         dice.append(DiceRoll(u.id, u.stage, roll, threshold, "advanced" if roll >= threshold else "forced"))
         if u.stage == 3:
-            injections.append(Injection(f"inj-{u.id}", u.id, u.invitation or u.clue or u.title, "offstage_result"))
+            injections.append(Injection(fresh_injection_id(f"inj-{u.id}", injections), u.id,
+                                        u.invitation or u.clue or u.title, "offstage_result"))
             demand = None if demand and demand.undercurrent_id == u.id else demand
             ev.append(WorldEvent("undercurrent_surfaced", u.id, {}))
             continue

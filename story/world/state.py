@@ -51,6 +51,18 @@ def world_problems(w: WorldSnapshot) -> list[str]:
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:
         problems.append(f"duplicate ids {dupes}")
+    reused = sorted(set(ids) & set(w.retired_ids))
+    if reused:
+        problems.append(f"retired ids reused {reused}")
+    nxt = w.pending_next_foreground
+    if nxt is not None and nxt.id in ids:
+        problems.append(f"next foreground {nxt.id!r} is already a live id")
+    inj = [i.id for i in w.pending_injections]
+    if len(set(inj)) != len(inj):
+        problems.append("duplicate injection ids")
+    d = w.pending_signal_demand
+    if d is not None and not any(u.id == d.undercurrent_id and u.stage == 3 for u in w.undercurrents):
+        problems.append(f"signal demand names {d.undercurrent_id!r}, not a stage-3 undercurrent")
     pool = {s.id for s in w.seed_pool}
     if any(q not in pool for q in w.seed_queue):
         problems.append("seed_queue names a seed not in seed_pool")

@@ -122,3 +122,6 @@ class WorldSnapshot(msgspec.Struct, frozen=True):
     last_seed_round: int = 0
     last_committed_turn_id: str | None = None
     pending: PendingTurn | None = None
+    # ids of events and threads that left the world (newest last, bounded): never reused, so a
+    # later event cannot pass as an already settled one
+    retired_ids: list[str] = []

@@ -249,3 +249,16 @@ async def test_a_slow_advance_hits_the_timeout_and_the_turn_is_advance_pending()
     res = await chat.say("u2", "Next.", 3, "More.")
     assert res.outcome == "advance_pending" and not res.write and res.guidance is None
     assert "model_timeout" in {d.code for d in res.diagnostics} and chat.saved == saved
+
+
+async def test_end_rounds_after_a_settled_end_are_settled_as_a_later_stretch_not_a_duplicate():
+    from story.coordinator.envelope import EventRecord, EvidenceRef
+    from story.coordinator.events import add_evidence, close_event
+    from tests.unit.story.test_coordinator import state as base_state
+    from msgspec.structs import replace as rep
+    s = base_state()
+    s = rep(s, narrative=rep(s.narrative, clock=rep(s.narrative.clock, settled_event_ids=["ev-key"])))
+    s = add_evidence(s, "ev-key", EvidenceRef("a5", "h", "u", 9))
+    assert s.events[0].settle_key == "ev-key#1"
+    s = add_evidence(close_event(s, "ev-key", False), "ev-key", EvidenceRef("a6", "h", "u", 11))
+    assert [e.settle_key for e in s.events] == ["ev-key#1", "ev-key#2"] and isinstance(s.events[0], EventRecord)

@@ -152,3 +152,34 @@ async def test_hooks_run_before_and_after_execute_and_after_turn_only_when_calle
     assert seen == ["before", "after"]
     await tool.after_turn([res])
     assert seen[-1] == ("turn", 1)
+
+
+# --- found by the property tests ---------------------------------------------------------------
+async def test_the_writers_successor_must_be_a_new_event():
+    from story.world.types import NextForeground
+    p = await PovPrepareTurn().execute(PrepareInput(ctx(), world(), FREE))
+    with pytest.raises(InvalidToolInput):
+        await PovAdvanceWorld().execute(AdvanceInput(ctx(), p, WriterOutput("prose", next_foreground=NextForeground("bg-patrol", "t"))))
+    m = ScriptedModel().enqueue("story.advance", advance_json(new_backgrounds=[{"id": "ev-next", "title": "t", "summary": "", "kind": "progress"}]),
+                                advance_json())
+    r = await PovAdvanceWorld(cfg(m)).execute(AdvanceInput(ctx(), p, WriterOutput("prose", next_foreground=NextForeground("ev-next", "t"))))
+    assert r.outcome == "committed" and "already exists" in m.history[1].messages[-1].content
+    assert r.snapshot.pending_next_foreground.id == "ev-next"
+
+
+async def test_ids_of_ended_events_are_retired_and_never_reused():
+    m = ScriptedModel().enqueue("story.prepare", {"kind": "cue", "target_id": "bg-patrol", "companion_follows": True})
+    m.enqueue("story.advance", advance_json(next_foreground={"id": "ev-key", "title": "again", "summary": ""}), advance_json())
+    p = await PovPrepareTurn(cfg(m)).execute(PrepareInput(ctx(), world(), FREE))
+    r = await PovAdvanceWorld(cfg(m)).execute(AdvanceInput(ctx(), p, WriterOutput("prose")))
+    assert "'ev-key' already exists" in m.history[-1].messages[-1].content  # it just ended this turn
+    assert r.outcome == "committed" and r.snapshot.retired_ids == ["ev-key"]
+
+
+def test_a_blocked_invitation_keeps_its_stage_counter_bounded():
+    from story.world.mechanics import run_mechanics
+    from story.world.types import Undercurrent
+    w = replace(world(undercurrents=[Undercurrent("uc-guild", "Ash Guild", "t", "c", "meet", stage=3, stage_rounds=6)]),
+                pending_signal_demand=SignalDemand("uc-guild", "meet", 0))
+    m = run_mechanics(w, Intent("normal"), "")
+    assert m.dice[0].outcome == "blocked" and m.snapshot.undercurrents[0].stage_rounds == 6
