@@ -34,7 +34,6 @@ from scheduling import (
     SpeakerSelection, build_speaking_context, decide_speakers, find_mentions, format_transcript, llm_selection_needed,
     selection_model_request, validate_selection,
 )  # fmt: skip
-from scheduling.selection.validation import normalize_selection
 
 log = logging.getLogger("app.turns")
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
@@ -141,8 +140,6 @@ class TurnPipeline:
             decision.reason = "direct conversation"
             for c in decision.candidates:
                 c.selected, c.selected_by = True, "direct"
-        llm_decided = any(v == "llm" for v in decision.selected_by.values())
-        llm_ids = normalize_selection(llm_choice).selected_agent_ids if (llm_choice and llm_decided) else None
         orch["selection"] = {**records.to_builtins(decision), "llm": select_run.record(), "mentions": mentions}
         orch["speakingContext"] = records.to_builtins(context)
         await emit("turn.selection", {"turnId": turn.id, "selection": orch["selection"]})
@@ -202,7 +199,7 @@ class TurnPipeline:
         rows = records.decision_rows(
             turn_id=turn.id, conversation_id=conv.id, kind=conv.kind, decision=decision, context=context,
             emotion=emotion, emotion_source=emotion_run.source,
-            display_order={p.id: p.display_order for p in agents.profiles}, llm_ids=llm_ids, direct=direct,
+            display_order={p.id: p.display_order for p in agents.profiles}, direct=direct,
         )  # fmt: skip
         async with self.sessions() as session:
             await records.write_records(

@@ -48,16 +48,6 @@ def message_metadata(
     }
 
 
-def decided_by(decision: SelectionDecision, direct: bool) -> str:
-    if direct:
-        return "direct"
-    methods = set(decision.selected_by.values())
-    for method in ("llm", "fallback"):
-        if method in methods:
-            return method
-    return "mention" if methods else "fallback"
-
-
 def decision_rows(
     *,
     turn_id: str,
@@ -68,10 +58,11 @@ def decision_rows(
     emotion: UserEmotion,
     emotion_source: str,
     display_order: dict[str, int],
-    llm_ids: list[str] | None,
     direct: bool,
 ) -> list[dict[str, Any]]:
-    turn_method = decided_by(decision, direct)
+    """The scheduling library's decision is the single source of ``decided_by``/``llm_selected``;
+    a direct conversation has no selection, so every row says ``direct``."""
+    turn_method = "direct" if direct else decision.decided_by
     rows = []
     for candidate in decision.candidates:
         agent_ctx = context.for_agent(candidate.agent_id)
@@ -83,7 +74,7 @@ def decision_rows(
             "rank": candidate.rank, "score": candidate.score, "weights_version": decision.weights_version,
             **{name: float(candidate.features[name]) for name in FEATURE_NAMES},
             "relationship_stage": agent_ctx.relationship_stage if agent_ctx else "new_connection",
-            "llm_selected": (candidate.agent_id in llm_ids) if llm_ids is not None else None,
+            "llm_selected": None if direct else candidate.llm_selected,
             "primary_emotion": emotion.primary_emotion, "intensity": emotion.intensity,
             "needs_comfort": emotion.needs_comfort, "needs_advice": emotion.needs_advice,
             "needs_deescalation": emotion.needs_deescalation, "emotion_source": emotion_source,
