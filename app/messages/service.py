@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
+
+import msgspec
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,6 +24,11 @@ def to_out(m: Message) -> MessageOut:
         respond_to_agent_id=m.respond_to_agent_id, metadata=m.metadata_json, created_at=m.created_at,
         edited_at=m.edited_at,
     )  # fmt: skip
+
+
+def to_json(m: Message) -> dict[str, Any]:
+    """The API shape as plain builtins (for stored turn results and SSE events)."""
+    return msgspec.to_builtins(to_out(m))
 
 
 def check_content(content: str, limits: Limits) -> str:

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.tokens import Principal
 from app.messages.service import check_content
+from app.messages.service import to_json as message_json
 from app.messages.service import to_out as message_out
 from app.turns import repository
 from app.turns.schemas import TurnCreate
@@ -25,14 +26,8 @@ def _replay(turn: Any, user_message: Any) -> dict[str, Any]:
     if turn.result is not None:
         return turn.result
     return {"turnId": turn.id, "status": turn.status, "conversationId": turn.conversation_id,
-            "userMessage": _builtins(message_out(user_message)) if user_message else None,
+            "userMessage": message_json(user_message) if user_message else None,
             "agentMessages": [], "orchestration": {}, "error": turn.error}  # fmt: skip
-
-
-def _builtins(value: Any) -> Any:
-    import msgspec
-
-    return msgspec.to_builtins(value)
 
 
 class TurnController(Controller):
@@ -79,7 +74,7 @@ class TurnController(Controller):
                 select(Message).where(Message.turn_id == turn.id, Message.role == "agent", Message.deleted_at.is_(None))
                 .order_by(Message.seq)
             )  # fmt: skip
-            out["agentMessages"] = [_builtins(message_out(m)) for m in saved]
+            out["agentMessages"] = [message_json(m) for m in saved]
         return out
 
 

@@ -13,13 +13,15 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
+
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db.models import Message
 from app.llm.port import Usage
 from app.llm.templates import PromptTemplates
 from app.llm.usage import add_usage
-from app.messages.service import to_out as message_out
+from app.messages.service import to_json as message_json
 from app.messages.store import insert_message
 from app.settings import Settings
 from app.turns import loader, records, repository
@@ -66,7 +68,7 @@ class TurnPipeline:
         turn, conv = started.turn, started.conversation
         t0 = time.perf_counter()
         state: dict[str, Any] = {"messages": [], "timings": {}, "usage": Usage(), "orchestration": {}, "extra": {}}
-        await emit("turn.started", {"turnId": turn.id, "userMessage": _dump(message_out(started.user_message))})
+        await emit("turn.started", {"turnId": turn.id, "userMessage": message_json((started.user_message))})
         try:
             async with asyncio.timeout(self.settings.turn_timeout_s):
                 await self._run(started, state, emit)
@@ -79,8 +81,8 @@ class TurnPipeline:
         state["timings"]["total"] = _ms(t0)
         result = {
             "turnId": turn.id, "status": status, "conversationId": conv.id,
-            "userMessage": _dump(message_out(started.user_message)),
-            "agentMessages": [_dump(message_out(m)) for m in state["messages"]],
+            "userMessage": message_json((started.user_message)),
+            "agentMessages": [message_json((m)) for m in state["messages"]],
             "orchestration": {**state["orchestration"], "timings": state["timings"],
                               "usage": records.usage_dict(state["usage"])},
             "error": error,
@@ -116,8 +118,8 @@ class TurnPipeline:
         intent, emotion = intent_run.value, emotion_run.value
         timings.update(intent=intent_run.ms, emotion=emotion_run.ms)
         state["usage"] = add_usage(add_usage(state["usage"], intent_run.usage), emotion_run.usage)
-        orch["intent"] = {**records.to_builtins(intent), "source": intent_run.source, "run": intent_run.record()}
-        orch["emotion"] = {**records.to_builtins(emotion), "source": emotion_run.source, "run": emotion_run.record()}
+        orch["intent"] = {**msgspec.to_builtins(intent), "source": intent_run.source, "run": intent_run.record()}
+        orch["emotion"] = {**msgspec.to_builtins(emotion), "source": emotion_run.source, "run": emotion_run.record()}
         await emit("turn.emotion", {"turnId": turn.id, "emotion": orch["emotion"], "intent": orch["intent"]})
 
         mentions = [] if direct else find_mentions(user_msg.content, agents.profiles)
@@ -140,8 +142,8 @@ class TurnPipeline:
             decision.reason = "direct conversation"
             for c in decision.candidates:
                 c.selected, c.selected_by = True, "direct"
-        orch["selection"] = {**records.to_builtins(decision), "llm": select_run.record(), "mentions": mentions}
-        orch["speakingContext"] = records.to_builtins(context)
+        orch["selection"] = {**msgspec.to_builtins(decision), "llm": select_run.record(), "mentions": mentions}
+        orch["speakingContext"] = msgspec.to_builtins(context)
         await emit("turn.selection", {"turnId": turn.id, "selection": orch["selection"]})
         info = TurnInfo(
             turn_id=turn.id, owner_id=turn.owner_id, conversation_id=conv.id, conversation_kind=conv.kind,
@@ -169,7 +171,7 @@ class TurnPipeline:
         all_replies = replies + cross_replies
         for r in all_replies:
             state["usage"] = add_usage(state["usage"], r.usage)
-        orch["crossReplyPlan"] = records.to_builtins(cross_plan)
+        orch["crossReplyPlan"] = msgspec.to_builtins(cross_plan)
         orch["quality"] = {
             r.agent_id + (":cross" if r.kind == "cross" else ""): {
                 "passed": not r.dropped, "attempts": r.attempts, "regeneratedFor": r.regenerated_for,
@@ -187,7 +189,7 @@ class TurnPipeline:
             if reply.kind == "primary" and reply.agent_id in preps:
                 message = await self._after_reply(info, reply.agent_id, preps.pop(reply.agent_id), message, metrics)
             state["messages"].append(message)
-            await emit("message.created", {"turnId": turn.id, "message": _dump(message_out(message))})
+            await emit("message.created", {"turnId": turn.id, "message": message_json((message))})
         for agent_id, prep in preps.items():  # replies that were dropped: hooks learn there is no message
             await self._after_reply(info, agent_id, prep, None, metrics)
 
@@ -362,8 +364,3 @@ def _metric(turn: Any, stage: str, ms: float, usage: Usage, agent_id: str | None
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
 
-
-def _dump(value: Any) -> Any:
-    import msgspec
-
-    return msgspec.to_builtins(value)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -108,6 +107,3 @@ def quality_rows(turn_id: str, conversation_id: str, replies: list[Reply]) -> li
                 rows.append({**base, "reason": problem_code(problem), "action": "dropped"})
     return rows
 
-
-def to_builtins(value: Any) -> Any:
-    return msgspec.to_builtins(value)
