@@ -16,7 +16,8 @@ from app.db.models import Agent
 from app.llm.port import ChatMessage, ModelRequest, ModelResult, Usage
 from app.llm.templates import PromptTemplates
 from app.llm.usage import add_usage
-from app.turns.quality import reply_problems, strip_own_label
+from app.turns.language import language_instruction
+from app.turns.quality import WRONG_SCRIPT, problem_code, reply_problems, strip_own_label
 
 ACTOR_MAX_TOKENS = 400
 
@@ -85,7 +86,10 @@ async def generate_checked(
     other_names: list[str],
     earlier_replies: list[str],
 ) -> Reply:
-    """Generate, check, regenerate once with the problems named, then drop if still failing."""
+    """Generate, check, regenerate once with the problems named, then drop if still failing.
+
+    ``problems`` of a dropped reply are those of the regenerated draft; ``regenerated_for`` those of
+    the first."""
     started = time.perf_counter()
     usage = Usage()
     problems: list[str] = []
@@ -96,10 +100,7 @@ async def generate_checked(
         current = request
         if attempt == 2:
             first = problems
-            note = "Your previous draft was rejected: " + "; ".join(problems) + ". Write a new reply that fixes this."
-            current = msgspec.structs.replace(
-                request, messages=[*request.messages, ChatMessage(role="user", content=note)]
-            )
+            current = regeneration_request(request, problems, language)
         result = await model.complete(current)
         usage = add_usage(usage, result.usage)
         text = strip_own_label(result.text or "", [agent.name, *(agent.aliases or [])])
@@ -111,3 +112,18 @@ async def generate_checked(
                          regenerated_for=first, ms=(time.perf_counter() - started) * 1000)  # fmt: skip
     return Reply(agent_id=agent.id, text=text, model=result.model if result else "", usage=usage, attempts=2,
                  problems=problems, regenerated_for=first, dropped=True, ms=(time.perf_counter() - started) * 1000)  # fmt: skip
+
+
+def regeneration_request(request: ModelRequest, problems: list[str], language: str) -> ModelRequest:
+    """The retry after a failed check: the problems named at the end; for a reply in the wrong
+    language/script, the required language restated first, as a system message in that language."""
+    note = "Your previous draft was rejected: " + "; ".join(problems) + ". Write a new reply that fixes this."
+    messages = [*request.messages, ChatMessage(role="user", content=note)]
+    if any(problem_code(p) == WRONG_SCRIPT for p in problems):
+        # Merged into the leading system message: some chat templates (llama.cpp's among them)
+        # accept only one system message, at the start.
+        first = messages[0] if messages and messages[0].role == "system" else None
+        line = language_instruction(language)
+        head = ChatMessage(role="system", content=line + ("\n\n" + first.content if first else ""))
+        messages = [head, *(messages[1:] if first else messages)]
+    return msgspec.structs.replace(request, messages=messages)

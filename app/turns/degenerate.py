@@ -1,0 +1,109 @@
+"""Degenerate text: a reply that is only punctuation, or that loops on one character or phrase.
+
+A model stuck in a loop (``；；；…`` until the token budget runs out, ``哈`` × 300, the same sentence
+again and again) produces text that passes the length and script checks. These measures catch it
+without flagging ordinary chat, including very short replies such as ``好的！`` or ``OK.``:
+
+- **no words**: no letter or digit at all (punctuation, symbols or emoji only);
+- **one character dominates** the letters and digits;
+- **a short unit repeats** (a character, a word, a phrase) over most of the text;
+- **a long run of very few distinct characters** anywhere in the text (a loop at the end of an
+  otherwise normal reply).
+
+Whitespace is ignored and case is folded, so ``Ha ha ha`` and ``hahaha`` look the same. Every
+measure except *no words* needs a minimum amount of text: short replies never loop long enough to
+tell repetition from emphasis (``哈哈哈``, ``好的好的``, ``No no no!``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+NO_WORDS = "no_words"
+DEGENERATE_REPETITION = "degenerate_repetition"
+
+MIN_REPETITION_CHARS = 20
+"""Texts with fewer non-space characters than this are never judged repetitive. Short replies
+repeat for emphasis (``哈哈哈哈哈哈``, ``好的好的，没问题！``); a 20-character run of one laugh is
+already past what a person types, and a model loop runs to hundreds of characters."""
+
+DOMINANT_CHAR_SHARE = 0.5
+"""Flag when one character is at least this share of the letters and digits. In natural text the
+most common letter is about 12% of English (``e``) and well under 10% of Chinese (``的``); half
+the text being one character is a loop (``哈哈哈…``, ``好好好…``), not prose. Punctuation is not
+counted here: hesitant replies legitimately use many ``……`` (the run check covers loops of it)."""
+
+REPEATED_UNIT_COVERAGE = 0.6
+"""Flag when, for some unit length *p*, at least this share of the letters and digits equals the
+character *p* places later. Text made of *k* copies of one unit scores (k - 1) / k, so three
+copies (0.67) are flagged and two (0.5, ``好的好的``) are not; unrelated natural text scores well
+under 0.1 at every *p* (two random English letters match ~6% of the time, Chinese characters far
+less)."""
+
+MAX_UNIT_CHARS = 64
+"""The longest repeating unit looked for (a sentence or two of Chinese, a short English sentence
+without spaces); longer units cannot repeat three times within a chat reply's token budget."""
+
+MIN_UNIT_REPEATS = 3
+"""A unit must fit at least this many times into the text to count as looping."""
+
+RUN_WINDOW_CHARS = 32
+"""Length of the window for the low-diversity check (non-space characters, punctuation included)."""
+
+RUN_MAX_DISTINCT = 3
+"""Flag when some window of ``RUN_WINDOW_CHARS`` characters uses this many distinct characters or
+fewer. Any 32 characters of real text in any language use far more (an English window has ~15–20
+distinct letters); ``；；；…``, ``哈哈哈…``, ``hahaha…`` or ``!!!?!!!?…`` use one to three."""
+
+
+def degenerate_problem(text: str) -> str | None:
+    """``code: detail`` when ``text`` is degenerate, else None. ``text`` is assumed non-empty."""
+    chars = [c for c in text.casefold() if not c.isspace()]
+    words = [c for c in chars if c.isalnum()]
+    if chars and not words:
+        return f"{NO_WORDS}: only punctuation, symbols or emoji"
+    if len(chars) < MIN_REPETITION_CHARS:
+        return None
+    for detail in (_dominant_char(words), _repeated_unit(chars, len(words)), _low_diversity_run(chars)):
+        if detail is not None:
+            return f"{DEGENERATE_REPETITION}: {detail}"
+    return None
+
+
+def _dominant_char(words: list[str]) -> str | None:
+    if len(words) < MIN_REPETITION_CHARS:
+        return None
+    char, count = Counter(words).most_common(1)[0]
+    share = count / len(words)
+    return f"'{char}' is {share:.0%} of the letters" if share >= DOMINANT_CHAR_SHARE else None
+
+
+def _repeated_unit(chars: list[str], word_count: int) -> str | None:
+    if word_count == 0:
+        return None
+    longest = min(MAX_UNIT_CHARS, len(chars) // MIN_UNIT_REPEATS)
+    for p in range(1, longest + 1):
+        matches = sum(1 for a, b in zip(chars, chars[p:]) if a == b and a.isalnum())
+        coverage = matches / word_count
+        if coverage >= REPEATED_UNIT_COVERAGE:
+            unit = "".join(chars[-p:])
+            return f"a {p}-character unit repeats over {coverage:.0%} of the text ('{unit[:20]}')"
+    return None
+
+
+def _low_diversity_run(chars: list[str]) -> str | None:
+    if len(chars) < RUN_WINDOW_CHARS:
+        return None
+    window = Counter(chars[:RUN_WINDOW_CHARS])
+    for i in range(RUN_WINDOW_CHARS, len(chars) + 1):
+        if len(window) <= RUN_MAX_DISTINCT:
+            shown = "".join(sorted(window))
+            return f"{RUN_WINDOW_CHARS} characters in a row use only {len(window)} distinct ('{shown}')"
+        if i == len(chars):
+            break
+        window[chars[i]] += 1
+        gone = chars[i - RUN_WINDOW_CHARS]
+        window[gone] -= 1
+        if not window[gone]:
+            del window[gone]
+    return None

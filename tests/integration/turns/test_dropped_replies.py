@@ -1,0 +1,68 @@
+"""Issue 9 item 8: an off-language reply is regenerated with the language restated first; a turn
+whose every reply was dropped fails with ``all_replies_dropped`` and names, per agent, the checks
+that dropped it. Runs on SQLite and PostgreSQL (the ``engine``/``settings`` fixtures)."""
+
+from __future__ import annotations
+
+from sqlalchemy import select as sa_select
+
+from app.db.engine import session_factory
+from app.db.models import QualityEvent, SpeakerDecision
+from tests.integration.conftest import ALICE, Api
+from tests.integration.turns.conftest import make_group, post_turn
+from tests.integration.turns.fakes import World, persona, select
+
+ZH_ONLY = "请只用简体中文回复。"
+
+
+def _restated(request) -> bool:
+    return request.messages[0].role == "system" and request.messages[0].content.startswith(ZH_ONLY)
+
+
+async def test_an_off_language_reply_is_regenerated_with_the_language_first(turn_api: Api, world: World) -> None:
+    conv, (gentle, _, _) = await make_group(turn_api)
+    world.handlers["select"] = select(gentle["id"])
+    world.handlers["actor"] = lambda req: "我在这里陪着你。" if _restated(req) else "I'm here for you."
+    body = (await post_turn(turn_api, conv["id"], "我今天好难过")).json()
+    assert body["status"] == "completed", body["error"]
+    assert [m["content"] for m in body["agentMessages"]] == ["我在这里陪着你。"]
+    quality = body["orchestration"]["quality"][gentle["id"]]
+    assert quality["passed"] and quality["attempts"] == 2 and quality["regeneratedFor"][0].startswith("wrong_script")
+    assert world.calls.count("actor") == 2
+
+
+async def test_a_turn_with_every_reply_dropped_names_the_checks(turn_api: Api, world: World, engine) -> None:
+    conv, (gentle, planner, _) = await make_group(turn_api, replyLimit=2)
+    world.handlers["select"] = select(gentle["id"], planner["id"])
+    world.handlers["actor"] = lambda req: "；" * 300 if "周衡" in persona(req) else "I only speak English here."
+    body = (await post_turn(turn_api, conv["id"], "大家怎么看？我好难过")).json()
+
+    assert body["status"] == "failed" and body["agentMessages"] == []
+    error = body["error"]
+    assert error["code"] == "all_replies_dropped"
+    by_agent = {a["agentId"]: a["problems"] for a in error["details"]["agents"]}
+    assert by_agent == {gentle["id"]: ["wrong_script"], planner["id"]: ["no_words", "wrong_script"]}
+    assert world.calls.count("actor") == 4  # each reply was regenerated once before it was dropped
+
+    read = (await turn_api.client.get(f"/v1/conversations/{conv['id']}/turns/{body['turnId']}", headers=ALICE)).json()
+    assert read["status"] == "failed" and read["error"] == error
+    async with session_factory(engine)() as s:
+        events = list(await s.scalars(sa_select(QualityEvent).where(QualityEvent.turn_id == body["turnId"])))
+        decisions = list(await s.scalars(sa_select(SpeakerDecision).where(SpeakerDecision.turn_id == body["turnId"])))
+    dropped = sorted((e.agent_id == planner["id"], e.reason) for e in events if e.action == "dropped")
+    assert dropped == [(False, "wrong_script"), (True, "no_words"), (True, "wrong_script")]
+    assert len(decisions) == 3  # the failure is still analysable
+
+
+async def test_model_errors_are_named_too(turn_api: Api, world: World) -> None:
+    from app.errors import ModelTimeout
+
+    conv, (gentle, _, _) = await make_group(turn_api)
+    world.handlers["select"] = select(gentle["id"])
+    world.handlers["actor"] = ModelTimeout("actor down")
+    body = (await post_turn(turn_api, conv["id"], "我今天好难过")).json()
+    assert body["error"]["code"] == "all_replies_dropped"
+    assert body["error"]["details"]["agents"] == [
+        {"agentId": gentle["id"], "replyKind": "primary", "problems": ["model_error"],
+         "reasons": ["model_error: model_timeout"]},
+    ]  # fmt: skip

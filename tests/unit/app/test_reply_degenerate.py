@@ -1,0 +1,114 @@
+"""The degenerate-text check: model loops and punctuation-only replies are caught, ordinary chat
+replies (zh and en, short and long) are not."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.turns.degenerate import DEGENERATE_REPETITION, MIN_REPETITION_CHARS, NO_WORDS, degenerate_problem
+from app.turns.quality import problem_code, reply_problems
+
+NORMAL_ZH = [
+    "好的！",
+    "嗯。",
+    "哈哈哈哈哈",
+    "好的好的，没问题！",
+    "我在这里陪着你。",
+    "哈哈哈哈哈哈哈哈哈哈哈哈，笑死我了",
+    "我……我……我不知道该怎么说……",
+    "嗯……我……其实……一直……都在……想你……",
+    "我在这里陪着你。今天发生了什么让你这么难过？想说的话，我都听着。",
+    "别担心，我们一起想办法。先深呼吸，然后告诉我最让你困扰的是哪一部分，好吗？我会一直在这里。",
+    "第一步：列清单。第二步：排优先级。第三步：先做最难的。第四步：休息一下。",
+    "周末要不要一起去爬山？天气预报说周六是晴天，气温二十度左右，很适合出门走走。",
+    "你说得对，对对对！我也是这么想的。",
+]
+NORMAL_EN = [
+    "Sure, let's do that.",
+    "OK.",
+    "Yes!!!",
+    "No no no, that's not it!",
+    "That sounds really hard. I'm here for you — do you want to talk about what happened, "
+    "or would you rather I just keep you company for a while?",
+    "Haha, no no no, that's not what I meant! Let me try again: I think we should go to the park "
+    "first, then grab lunch.",
+    "I'm so sorry to hear that. Losing a pet is never easy, and it's completely okay to feel sad "
+    "about it. Take all the time you need.",
+    "Step 1: write the list. Step 2: sort it. Step 3: start with the hardest item. Step 4: rest.",
+    "Okay okay, I hear you. Really, really, I do.",
+]
+
+
+@pytest.mark.parametrize("text", NORMAL_ZH + NORMAL_EN)
+def test_ordinary_replies_pass(text: str) -> None:
+    assert degenerate_problem(text) is None
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [("zh-CN", t) for t in NORMAL_ZH] + [("en", t) for t in NORMAL_EN],
+)
+def test_ordinary_replies_pass_the_whole_quality_check(language: str, text: str) -> None:
+    assert reply_problems(text, language=language, max_chars=4000, other_names=["周衡"], earlier_replies=[]) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "；" * 300,
+        "；；；…" * 300,
+        "……",
+        "？",
+        "!!!",
+        "😊👍",
+        "。。。 。。。 。。。",
+    ],
+)
+def test_punctuation_only_is_no_words(text: str) -> None:
+    problem = degenerate_problem(text)
+    assert problem is not None and problem_code(problem) == NO_WORDS
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "哈" * 300,
+        "好" * MIN_REPETITION_CHARS,
+        "a" * 300,
+        "Nooooooooooooooooooooooooooooooooooo!",
+        "好的" + "；" * 300,  # a loop after a normal start
+        "我在这里陪着你。" + "；；；…" * 100,
+        "我在这里陪着你。" + "哈" * 60,
+        "That's great! " + "!" * 60,
+        "我爱你。" * 20,
+        "I love you! " * 20,
+        "ha" * 100,
+        "Ha ha ha " * 20,
+        "我在这里陪着你。今天发生了什么让你这么难过？" * 3,
+        "Sure, let's do that. " * 5,
+    ],
+)
+def test_loops_are_degenerate_repetition(text: str) -> None:
+    problem = degenerate_problem(text)
+    assert problem is not None and problem_code(problem) == DEGENERATE_REPETITION, problem
+
+
+def test_a_sentence_said_twice_is_left_to_the_other_checks() -> None:
+    assert degenerate_problem("我在这里陪着你。今天发生了什么让你这么难过？" * 2) is None
+
+
+def test_short_emphasis_is_not_a_loop() -> None:
+    assert degenerate_problem("好" * (MIN_REPETITION_CHARS - 1)) is None
+
+
+@pytest.mark.parametrize(("language", "text"), [("zh-CN", "哈" * 300), ("zh-CN", "；" * 300), ("en", "a" * 300),
+                                                ("th", "；" * 300), ("und", "ha" * 100)])  # fmt: skip
+def test_quality_check_reports_the_degenerate_code(language: str, text: str) -> None:
+    problems = reply_problems(text, language=language, max_chars=4000, other_names=[], earlier_replies=[])
+    codes = {problem_code(p) for p in problems}
+    assert codes & {NO_WORDS, DEGENERATE_REPETITION}
+
+
+def test_the_detail_names_the_loop() -> None:
+    assert "'哈'" in (degenerate_problem("哈" * 300) or "")
+    assert "我爱你" in (degenerate_problem("我爱你。" * 20) or "")

@@ -1,0 +1,82 @@
+"""A reply in the wrong language is regenerated with the language restated first, in that
+language; it is dropped only when the regeneration fails too. A turn with every reply dropped
+reports ``all_replies_dropped`` with the problem codes per agent."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.db.models import Agent
+from app.llm.fakes import ScriptedModel
+from app.llm.templates import PromptTemplates
+from app.turns.language import language_instruction
+from app.turns.quality import AllRepliesDropped
+from app.turns.replies import actor_request, generate_checked
+
+LIA = Agent(id="lia", name="莉娅", aliases=[], headline="温柔的倾听者")
+
+
+async def _generate(model: ScriptedModel, language: str):
+    request = actor_request(PromptTemplates(), LIA, language=language, transcript="", user_text="我今天好难过", others=["周衡"])
+    return await generate_checked(model, request, LIA, language=language, max_chars=4000, other_names=["周衡"],
+                                  earlier_replies=[])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("tag", "line"),
+    [("zh-CN", "请只用简体中文回复。"), ("zh", "请只用简体中文回复。"), ("zh-Hans-TW", "请只用简体中文回复。"),
+     ("zh-TW", "請只用繁體中文回覆。"), ("zh-Hant", "請只用繁體中文回覆。"), ("en", "Reply in English only."),
+     ("en-US", "Reply in English only."), ("ja-JP", "日本語だけで返信してください。"), ("th", "Reply in Thai (th) only.")],
+)  # fmt: skip
+def test_language_instruction_is_written_in_the_language(tag: str, line: str) -> None:
+    assert language_instruction(tag) == line
+
+
+async def test_wrong_script_regeneration_restates_the_language_first() -> None:
+    model = ScriptedModel().enqueue("actor", "I'm here for you, tell me what happened.", "我在这里陪着你，发生什么事了？")
+    reply = await _generate(model, "zh-CN")
+    assert not reply.dropped and reply.text == "我在这里陪着你，发生什么事了？" and reply.attempts == 2
+    assert [p.split(":")[0] for p in reply.regenerated_for] == ["wrong_script"]
+    first, retry = model.history
+    assert first.messages[0].role == "system" and "莉娅" in first.messages[0].content
+    head, persona_text = retry.messages[0].content.split("\n\n", 1)
+    assert (retry.messages[0].role, head) == ("system", "请只用简体中文回复。")  # one system message, language first
+    assert persona_text == first.messages[0].content  # the original prompt follows unchanged
+    assert retry.messages[1:-1] == first.messages[1:]
+    assert "wrong_script" in retry.messages[-1].content  # and the problem is named at the end
+
+
+async def test_english_conversation_gets_the_english_line() -> None:
+    model = ScriptedModel().enqueue("actor", "我在这里陪着你。", "I'm here with you.")
+    reply = await _generate(model, "en")
+    assert not reply.dropped
+    assert model.history[1].messages[0].content.startswith("Reply in English only.\n\n")
+
+
+async def test_other_problems_do_not_restate_the_language() -> None:
+    model = ScriptedModel().enqueue("actor", "哈" * 300, "我在这里陪着你。")
+    reply = await _generate(model, "zh-CN")
+    assert not reply.dropped and [p.split(":")[0] for p in reply.regenerated_for] == ["degenerate_repetition"]
+    assert "请只用简体中文回复。" not in [m.content for m in model.history[1].messages]
+    assert model.history[1].messages[0].content == model.history[0].messages[0].content
+
+
+async def test_dropped_only_after_the_regeneration_fails_too() -> None:
+    model = ScriptedModel().enqueue("actor", "I only speak English.", "Still English, sorry.")
+    reply = await _generate(model, "zh-CN")
+    assert reply.dropped and reply.attempts == 2 and len(model.history) == 2
+    assert [p.split(":")[0] for p in reply.problems] == ["wrong_script"]
+
+
+def test_all_replies_dropped_lists_the_problem_codes_per_agent() -> None:
+    error = AllRepliesDropped([
+        ("lia", "primary", ["wrong_script: no Chinese (Han) characters"]),
+        ("heng", "primary", ["degenerate_repetition: '哈' is 100% of the letters", "too_long: 5000 > 4000 characters"]),
+    ])  # fmt: skip
+    record = error.record()
+    assert record["code"] == "all_replies_dropped"
+    assert [(a["agentId"], a["problems"]) for a in record["details"]["agents"]] == [
+        ("lia", ["wrong_script"]), ("heng", ["degenerate_repetition", "too_long"]),
+    ]  # fmt: skip
+    assert record["details"]["agents"][0]["reasons"] == ["wrong_script: no Chinese (Han) characters"]
+    assert "lia: wrong_script" in record["message"]
