@@ -125,6 +125,12 @@ class ModelTimeout(ModelUnavailable):
     code = "model_timeout"
 
 
+class ModelContextOverflow(UpstreamError):
+    """The prompt plus the token budget does not fit the model's context window."""
+
+    code = "model_context_overflow"
+
+
 class ModelRefused(UpstreamError):
     code = "model_refused"
 

@@ -8,13 +8,13 @@ then ``decide_speakers``. Time, randomness and model calls stay with the caller.
 
 from scheduling.context import AgentSpeakingContext, GroupSpeakingContext, build_speaking_context
 from scheduling.emotion import (
-    EMOTION_PURPOSE, NEUTRAL_EMOTION, EmotionInvalid, UserEmotion, build_emotion_request, clamp_emotion,
+    EMOTION_CONSTRAINTS, EMOTION_PURPOSE, NEUTRAL_EMOTION, EmotionInvalid, UserEmotion, build_emotion_request, clamp_emotion,
     decode_emotion, emotion_model_request, fallback_emotion, validate_emotion,
 )
 from scheduling.freshness import DEFAULT_WINDOW, Freshness, compute_freshness, freshness_score
 from scheduling.intent import (
     INTENT_PURPOSE, IntentInvalid, UserIntent, build_intent_request, clean_intent, decode_intent, fallback_intent,
-    intent_model_request, validate_intent,
+    intent_constraints, intent_model_request, validate_intent,
 )
 from scheduling.mentions import find_mentions
 from scheduling.ports import ChatMessage, ChatModel, ModelRequest, ModelResult, ResponseSchema, Usage
@@ -22,12 +22,11 @@ from scheduling.profiles import AgentCapabilities, AgentProfile, DirectChatStats
 from scheduling.relationship import (
     Relationship, RelationshipStage, relationship_from_direct_chat, relationship_score, stage_for_message_count,
 )
-from scheduling.schema import response_schema, strict_json_schema
 from scheduling.selection import (
     DEFAULT_WEIGHTS, FEATURE_NAMES, SELECTION_PURPOSE, CandidateScore, Chattiness, ScoringWeights, SelectedBy,
     SelectionDecision, SelectionRejected, SpeakerSelection, WeightsFileError, build_selection_request,
     decide_speakers, decode_selection, llm_selection_needed, load_weights, plan_reply_count, score_candidates,
-    selection_model_request, validate_selection,
+    selection_constraints, selection_model_request, validate_selection,
 )
 from scheduling.transcript import format_transcript
 
@@ -42,6 +41,6 @@ __all__ = [
     "decide_speakers", "decode_emotion", "decode_intent", "decode_selection", "emotion_model_request",
     "fallback_emotion", "fallback_intent", "find_mentions", "format_transcript", "freshness_score",
     "intent_model_request", "llm_selection_needed", "load_weights", "plan_reply_count", "relationship_from_direct_chat",
-    "relationship_score", "response_schema", "score_candidates", "selection_model_request", "stage_for_message_count",
-    "strict_json_schema", "validate_emotion", "validate_intent", "validate_selection",
+    "relationship_score", "score_candidates", "selection_constraints", "selection_model_request", "stage_for_message_count",
+    "EMOTION_CONSTRAINTS", "intent_constraints", "validate_emotion", "validate_intent", "validate_selection",
 ]

@@ -30,9 +30,12 @@ STAGES: tuple[str, ...] = (
 )
 DEFAULT_MODEL_ID = "default"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-STRUCTURED_OUTPUT_MODES = ("json_schema", "json_object", "none")
+# json_schema: response_format with the strict schema (OpenAI, llama.cpp, vLLM); json_object: JSON
+# mode plus the schema in the prompt; prompt: the schema in the prompt only. "none" is the old
+# name of "prompt" and still accepted.
+STRUCTURED_OUTPUT_MODES = ("json_schema", "json_object", "prompt", "none")
 
-StructuredOutput = Literal["json_schema", "json_object", "none"]
+StructuredOutput = Literal["json_schema", "json_object", "prompt", "none"]
 
 
 class ModelConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,8 +76,8 @@ def _url(v: Any) -> str:
 
 def _mode(v: Any) -> str:
     if v not in STRUCTURED_OUTPUT_MODES:
-        raise ValueError(f"must be one of {', '.join(STRUCTURED_OUTPUT_MODES)}, got {v!r}")
-    return v
+        raise ValueError(f"must be one of json_schema, json_object, prompt, got {v!r}")
+    return "prompt" if v == "none" else v
 
 
 def _timeout(v: Any) -> int:
@@ -125,6 +128,8 @@ _ENV_KEYS = {
     "COMPANION_LLM_MODEL": "model",
     "COMPANION_LLM_STRUCTURED_OUTPUT": "structuredOutput",
     "COMPANION_LLM_TIMEOUT_MS": "timeoutMs",
+    "COMPANION_LLM_MAX_TOKENS": "maxTokens",
+    "COMPANION_LLM_TEMPERATURE": "temperature",
 }
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from app.llm.port import ModelResult
+from app.llm.structured import Structured
 from app.llm.usage import estimate_usage
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -46,7 +47,7 @@ def _to_result(response: Any, request: Any, model_name: str) -> ModelResult:
     return ModelResult(text=text, usage=usage, model=model_name, finish_reason="stop")
 
 
-class ScriptedModel:
+class ScriptedModel(Structured):
     """``enqueue(purpose, *responses)``; a purpose without its own queue uses its stage's queue."""
 
     def __init__(self, model_name: str = "scripted-fake") -> None:
@@ -77,7 +78,7 @@ class ScriptedModel:
         raise NothingQueued(f"ScriptedModel has no response queued for purpose {purpose!r} (queued: {queued or 'nothing'})")
 
 
-class FunctionModel:
+class FunctionModel(Structured):
     """Calls ``fn(request)`` (sync or async) → str | dict | Struct | ModelResult, or raises."""
 
     def __init__(self, fn: Callable[[Any], Any], model_name: str = "function-fake") -> None:

@@ -11,18 +11,27 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import openai
 
-from app.errors import ModelNotConfigured, ModelRefused, ModelTimeout, ModelUnavailable, UpstreamError
+from app.errors import ModelContextOverflow, ModelNotConfigured, ModelRefused, ModelTimeout, ModelUnavailable, UpstreamError
 from app.llm.config import LLMSettings, ModelConfig
 from app.llm.port import ModelResult, Usage
-from app.llm.structured import schema_instruction
+from app.llm.structured import Structured, schema_instruction
 from app.llm.usage import estimate_usage
 
 ClientFactory = Callable[[ModelConfig, str], Any]
+_CONTEXT_OVERFLOW = re.compile(r"context (size|length|window)|maximum context|context_length_exceeded|too many tokens")
+# An error that shows the server rejects a parameter names the setting that changes it.
+_PARAMETER_HINTS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("response_format", "json_schema", "grammar", "schema"),
+     " (if the provider lacks json_schema support, set llm.models.{id}.structuredOutput to json_object or prompt)"),
+    (("max_tokens", "max_completion_tokens", "n_predict"), " (check llm.models.{id}.maxTokens)"),
+    (("temperature",), " (check llm.models.{id}.temperature)"),
+)
 _REFUSAL_HINTS = ("content_filter", "content_policy", "content policy", "safety", "refus", "moderation")
 
 
@@ -37,8 +46,9 @@ def stage_of(request: Any) -> str:
     return str(request.purpose).split(".")[0]
 
 
-class ModelGateway:
-    """Implements ``complete(request) -> ModelResult`` for every configured stage."""
+class ModelGateway(Structured):
+    """Implements ``complete(request) -> ModelResult`` (and, through ``Structured``, the one
+    ``complete_struct`` loop) for every configured stage."""
 
     def __init__(
         self,
@@ -93,7 +103,9 @@ class ModelGateway:
         temperature = _first(getattr(request, "temperature", None), config.temperature)
         if temperature is not None:
             kwargs["temperature"] = temperature
-        max_tokens = _first(getattr(request, "max_tokens", None), config.max_tokens)
+        # The config's budget caps every call of that model (a small local server has a small context).
+        budgets = [b for b in (getattr(request, "max_tokens", None), config.max_tokens) if b is not None]
+        max_tokens = min(budgets) if budgets else None
         if max_tokens is not None:
             kwargs["max_tokens"] = max_tokens
         timeout_s = _first(getattr(request, "timeout_s", None), config.timeout_ms / 1000)
@@ -158,9 +170,14 @@ def _status_error(config: ModelConfig, exc: openai.APIStatusError) -> Exception:
         err = ModelUnavailable(f"model {config.id} rejected our credentials or model name (HTTP {status})", details=details)
         err.retryable = False
         return err
-    hint = ""
-    if "response_format" in text or "json_schema" in text:
-        hint = f" (if the provider lacks json_schema support, set llm.models.{config.id}.structuredOutput)"
+    if _CONTEXT_OVERFLOW.search(text):
+        return ModelContextOverflow(
+            f"model {config.id}: the request does not fit the model's context (HTTP {status}): {exc.message}. "
+            f"Lower llm.models.{config.id}.maxTokens or use a model with a larger context.",
+            details=details,
+        )
+    hint = next((h for words, h in _PARAMETER_HINTS if any(w in text for w in words)), "")
+    hint = hint.format(id=config.id)
     return UpstreamError(
         f"model {config.id} rejected the request (HTTP {status}): {exc.message}{hint}",
         code="model_request_rejected",

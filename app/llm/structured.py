@@ -1,10 +1,15 @@
-"""Structured output: Struct → strict JSON schema → decoded, validated value, with bounded repairs.
+"""Structured output: Struct → wire schema → decoded, validated value, with one bounded repair loop.
 
-Every LLM output the app consumes is a msgspec Struct. The schema sent to the model is generated
-from that Struct and fixed up for OpenAI strict mode; the answer is decoded with msgspec and then
-checked by the stage's semantic validator. A failure is shown back to the model ("your previous
-reply was invalid because ...") a bounded number of times, then ``InvalidModelOutput`` carries
-every problem so the caller can fall back and record why.
+Every LLM output the app and the libraries consume is a msgspec Struct. ``complete_struct`` is the
+only place that turns one into a request (``app.llm.schema.wire_schema`` with the caller's
+per-request constraints, a token budget sized to that schema), decodes the answer, runs the
+stage's semantic check and repairs. A repair says what was wrong (the decoder's or the check's
+words), never resends an answer that the token budget cut off, and changes the request (a
+warmer temperature), so it cannot get the identical answer back. After the budget,
+``InvalidModelOutput`` carries every problem so the caller can fall back and record why.
+
+Any object with a ``complete(request)`` coroutine gets ``complete_struct`` from ``Structured``
+(mixin) or ``structured(model)`` (wrapper); that is how the libraries' ports reach this loop.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import msgspec
 
 from app.errors import InvalidModelOutput
 from app.llm.port import ChatMessage, ModelRequest, ResponseSchema, Usage
+from app.llm.schema import Constraints, token_budget, wire_schema
 from app.llm.usage import add_usage
 
 T = TypeVar("T")
@@ -30,63 +36,20 @@ class Attempt(msgspec.Struct, frozen=True):
     attempt: int
     problem: str | None
     ms: float
+    finish_reason: str | None = None
 
 
 class StructOutcome(msgspec.Struct, Generic[T], frozen=True):
     value: T
     usage: Usage
     attempts: list[Attempt]
+    model: str | None = None  # the model that gave the accepted answer
 
 
 def schema_instruction(name: str, schema: dict[str, Any]) -> str:
     """Schema as prompt text, for providers without ``json_schema`` support (and the simulator)."""
     body = json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
     return f"{SCHEMA_PROMPT_MARKER} ({name}):\n```json\n{body}\n```\nReply with the JSON only, no prose."
-
-
-def strict_schema(struct_type: Any) -> dict[str, Any]:
-    """``msgspec.json.schema`` fixed up for strict mode.
-
-    Inline the root ``$ref``, make every property required, forbid additional properties on
-    Struct objects, and drop ``default`` (strict mode rejects it). ``$defs`` stay for nested
-    Structs that are referenced elsewhere.
-    """
-    schema = msgspec.json.schema(struct_type)
-    defs: dict[str, Any] = schema.pop("$defs", {})
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/") and len(schema) == 1:
-        root_name = ref.removeprefix("#/$defs/")
-        schema = dict(defs[root_name])
-        if not _references(schema, ref) and not any(_references(d, ref) for n, d in defs.items() if n != root_name):
-            defs.pop(root_name)
-    if defs:
-        schema["$defs"] = defs
-    return _fix(schema)
-
-
-def _references(node: Any, ref: str) -> bool:
-    if isinstance(node, dict):
-        return node.get("$ref") == ref or any(_references(v, ref) for v in node.values())
-    if isinstance(node, list):
-        return any(_references(v, ref) for v in node)
-    return False
-
-
-def _fix(node: Any) -> Any:
-    if isinstance(node, list):
-        return [_fix(v) for v in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key in ("properties", "$defs") and isinstance(value, dict):
-            out[key] = {name: _fix(sub) for name, sub in value.items()}  # names, not keywords
-        elif key not in ("default", "discriminator"):
-            out[key] = _fix(value)
-    if isinstance(out.get("properties"), dict):
-        out["required"] = list(out["properties"])
-        out["additionalProperties"] = False
-    return out
 
 
 def decode_text(text: str, struct_type: type[T]) -> T:
@@ -98,7 +61,35 @@ def decode_text(text: str, struct_type: type[T]) -> T:
     return msgspec.json.decode(stripped, type=struct_type)
 
 
-def _problem_of(text: str, finish_reason: str | None, struct_type: type[T], validate: Callable[[T], list[str]] | None) -> tuple[T | None, str | None]:
+REPAIR_TEMPERATURE_STEP = 0.3  # a repair at the same temperature and prompt got the same answer back
+MAX_STRUCT_TOKENS = 4096
+TRUNCATED = "length"
+
+
+def build_request(
+    request: Any, struct_type: Any, constraints: Constraints | None = None, name: str | None = None
+) -> ModelRequest:
+    """Copy any port-shaped request into ours with the wire schema of ``struct_type`` and a budget."""
+    schema = wire_schema(struct_type, constraints)
+    budget = getattr(request, "max_tokens", None) or min(MAX_STRUCT_TOKENS, token_budget(schema))
+    return ModelRequest(
+        messages=[ChatMessage(role=m.role, content=m.content) for m in request.messages],
+        purpose=request.purpose,
+        response_schema=ResponseSchema(name=name or _schema_name(struct_type), schema=schema),
+        temperature=getattr(request, "temperature", None),
+        max_tokens=budget,
+        timeout_s=getattr(request, "timeout_s", None),
+        model_config_id=getattr(request, "model_config_id", None),
+    )
+
+
+def _schema_name(struct_type: Any) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", getattr(struct_type, "__name__", "output")).lower()
+
+
+def _problem_of(
+    text: str, finish_reason: str | None, struct_type: type[T], validate: Callable[[T], list[str]] | None
+) -> tuple[T | None, str | None]:
     if not text.strip():
         return None, "the reply was empty"
     try:
@@ -106,52 +97,52 @@ def _problem_of(text: str, finish_reason: str | None, struct_type: type[T], vali
     except msgspec.ValidationError as exc:
         return None, f"the JSON does not match the schema: {exc}"
     except msgspec.DecodeError as exc:
-        cut = " (the output was cut off: finish_reason=length)" if finish_reason == "length" else ""
-        return None, f"the reply is not valid JSON: {exc}{cut}"
+        if finish_reason == TRUNCATED:
+            return None, "the reply was cut off by the token limit before the JSON was complete"
+        return None, f"the reply is not valid JSON: {exc}"
     problems = list(validate(value)) if validate is not None else []
     if problems:
         return None, "; ".join(problems)
     return value, None
 
 
-def _as_request(request: Any, struct_type: Any) -> ModelRequest:
-    """Copy any port-shaped request into our Struct, adding the response schema if missing."""
-    schema = getattr(request, "response_schema", None)
-    if schema is None:
-        schema = ResponseSchema(name=getattr(struct_type, "__name__", "output"), schema=strict_schema(struct_type))
+def _repair_turns(text: str, finish_reason: str | None, problem: str, note: str | None) -> list[ChatMessage]:
+    """The conversation added for a repair. A cut-off answer is not resent: it only fills the context."""
+    ask = "Reply again with only the corrected JSON, matching the schema exactly."
+    if finish_reason == TRUNCATED:
+        ask = "Reply again with only the JSON, and keep every string short so it fits."
+        turns = [ChatMessage(role="user", content=f"Your previous reply was invalid: {problem}.\n{ask}")]
     else:
-        schema = ResponseSchema(name=schema.name, schema=schema.schema)
-    return ModelRequest(
-        messages=[ChatMessage(role=m.role, content=m.content) for m in request.messages],
-        purpose=request.purpose,
-        response_schema=schema,
-        temperature=getattr(request, "temperature", None),
-        max_tokens=getattr(request, "max_tokens", None),
-        timeout_s=getattr(request, "timeout_s", None),
-        model_config_id=getattr(request, "model_config_id", None),
-    )
+        turns = [
+            ChatMessage(role="assistant", content=(text or "(empty)")[:4000]),
+            ChatMessage(role="user", content=f"Your previous reply was invalid: {problem}\n{ask}"),
+        ]
+    if note:
+        turns.append(ChatMessage(role="user", content=note))
+    return turns
 
 
-def _repair_message(problem: str) -> str:
-    return (
-        f"Your previous reply was invalid: {problem}\n"
-        "Reply again with only the corrected JSON, matching the schema exactly."
-    )
+def _warmer(temperature: float | None, attempt: int) -> float:
+    return round(min(1.0, (temperature or 0.0) + REPAIR_TEMPERATURE_STEP * attempt), 3)
 
 
 async def complete_struct(
     model: Any,
     request: Any,
     struct_type: type[T],
+    *,
+    constraints: Constraints | None = None,
     repairs: int = 1,
     validate: Callable[[T], list[str]] | None = None,
+    repair_note: Callable[[list[str]], str | None] | None = None,
+    schema_name: str | None = None,
 ) -> StructOutcome[T]:
     """Ask ``model`` for a ``struct_type``; at most ``repairs`` extra attempts after a bad answer.
 
-    Model errors (timeout, unavailable, refused, not configured) propagate unchanged: a repair
-    cannot fix them and the caller's fallback decides.
+    Model errors (timeout, unavailable, refused, not configured, context overflow) propagate
+    unchanged: a repair cannot fix them and the caller's fallback decides.
     """
-    base = _as_request(request, struct_type)
+    base = build_request(request, struct_type, constraints, schema_name)
     current = base
     usage = Usage()
     attempts: list[Attempt] = []
@@ -159,18 +150,45 @@ async def complete_struct(
     for number in range(1, repairs + 2):
         started = time.perf_counter()
         result = await model.complete(current)
-        usage = add_usage(usage, result.usage)
-        value, problem = _problem_of(result.text, result.finish_reason, struct_type, validate)
-        attempts.append(Attempt(number, problem, round((time.perf_counter() - started) * 1000, 3)))
+        usage = add_usage(usage, getattr(result, "usage", None) or Usage(estimated=True))
+        finish = getattr(result, "finish_reason", None)
+        value, problem = _problem_of(result.text or "", finish, struct_type, validate)
+        attempts.append(Attempt(number, problem, round((time.perf_counter() - started) * 1000, 3), finish))
         if problem is None:
-            return StructOutcome(value=value, usage=usage, attempts=attempts)  # type: ignore[arg-type]
+            return StructOutcome(value=value, usage=usage, attempts=attempts,  # type: ignore[arg-type]
+                                 model=getattr(result, "model", None))
         problems.append(problem)
-        repair = [
-            ChatMessage(role="assistant", content=result.text or "(empty)"),
-            ChatMessage(role="user", content=_repair_message(problem)),
-        ]
-        current = msgspec.structs.replace(base, messages=[*base.messages, *repair])
+        note = repair_note(problems) if repair_note is not None else None
+        current = msgspec.structs.replace(
+            base,
+            messages=[*base.messages, *_repair_turns(result.text or "", finish, problem, note)],
+            temperature=_warmer(base.temperature, number),
+        )
     error = InvalidModelOutput(len(attempts), problems)
     error.usage = usage  # spent tokens still count towards budgets and analytics
     error.diagnostics = attempts
+    error.model = getattr(result, "model", None)
     raise error
+
+
+class Structured:
+    """Mixin: ``complete_struct`` for any class with ``complete`` (gateway, fakes)."""
+
+    async def complete_struct(self, request: Any, output_type: type[T], **options: Any) -> StructOutcome[T]:
+        return await complete_struct(self, request, output_type, **options)
+
+
+class _StructuredModel(Structured):
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
+
+    async def complete(self, request: Any) -> Any:
+        return await self.model.complete(request)
+
+
+def structured(model: Any) -> Any:
+    """``model`` with ``complete_struct``: text-level fakes and wrappers join the one loop this way."""
+    return model if callable(getattr(model, "complete_struct", None)) else _StructuredModel(model)

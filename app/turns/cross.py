@@ -9,15 +9,46 @@ from typing import Any
 
 import msgspec
 
-from app.llm.port import ChatMessage, ModelRequest, ResponseSchema
-from app.llm.structured import strict_schema
+from app.llm.port import ChatMessage, ModelRequest
 
 
 class CrossReplyPlan(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """The plan as the turn records it (``orchestration.crossReplyPlan``)."""
+
     should_reply: bool
     from_agent_id: str
     to_agent_id: str
     reason: str
+
+
+class CrossReplyPair(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    from_agent_id: str
+    to_agent_id: str
+
+
+class CrossReplyDecision(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """What the model answers: a pair of ids or ``null``. Nesting keeps "no cross reply" free of
+    placeholder ids, so the ids can be ``enum``s of real members."""
+
+    reply: CrossReplyPair | None
+    reason: str
+
+    def plan(self) -> CrossReplyPlan:
+        pair = self.reply
+        return CrossReplyPlan(should_reply=pair is not None, from_agent_id=pair.from_agent_id if pair else "",
+                              to_agent_id=pair.to_agent_id if pair else "", reason=self.reason)  # fmt: skip
+
+
+REASON_MAX_CHARS = 200
+
+
+def plan_constraints(member_ids: Sequence[str], replied_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The speaker is a member, the addressee one who replied this turn; with one reply so far
+    the speaker cannot be that agent, so the enum says so."""
+    replied = list(dict.fromkeys(replied_ids))
+    speakers = [m for m in member_ids if not (len(replied) == 1 and m == replied[0])] or list(member_ids)
+    return {"reply.fromAgentId": {"enum": speakers}, "reply.toAgentId": {"enum": replied},
+            "reason": {"maxLength": REASON_MAX_CHARS}}  # fmt: skip
 
 
 def plan_request(
@@ -29,23 +60,22 @@ def plan_request(
     system = (
         "You coordinate an AI-companion group chat. Decide whether ONE companion should briefly respond to "
         "another companion's reply from this turn (agreement, a playful remark, a different view). Only do it when "
-        "it adds something for the user; most turns need no cross reply. fromAgentId must be a member and must "
-        "differ from toAgentId; toAgentId must be one of the companions who replied this turn. If no cross reply "
-        f"is needed set shouldReply=false and leave the ids empty. Write the reason in {language}. "
+        "it adds something for the user; most turns need no cross reply. In reply, fromAgentId must be a member and "
+        "must differ from toAgentId; toAgentId must be one of the companions who replied this turn. If no cross "
+        f"reply is needed set reply to null. Write the reason (one short sentence) in {language}. "
         "Output only JSON matching the schema."
     )
     user = f"Members:\n{roster}\n\nRecent chat:\n{transcript or '(none)'}\n\nReplies this turn:\n{said}"
     return ModelRequest(
         messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
         purpose="cross_reply.plan",
-        response_schema=ResponseSchema(name="cross_reply_plan", schema=strict_schema(CrossReplyPlan)),
         temperature=0.2,
-        max_tokens=200,
     )
 
 
 def plan_validator(member_ids: Sequence[str], replied_ids: Sequence[str]) -> Any:
-    def validate(plan: CrossReplyPlan) -> list[str]:
+    def validate(decision: CrossReplyDecision) -> list[str]:
+        plan = decision.plan()
         if not plan.should_reply:
             return []
         problems = []

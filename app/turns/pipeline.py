@@ -26,7 +26,8 @@ from app.messages.store import insert_message
 from app.settings import Settings
 from app.turns import loader, records, repository
 from app.turns.hooks import ActorPrep, TurnInfo, hooks_with
-from app.turns.cross import NO_PLAN, CrossReplyPlan, plan_request, plan_validator
+from app.turns.cross import NO_PLAN, CrossReplyDecision, CrossReplyPlan, plan_constraints, plan_request, plan_validator
+from app.turns.quality import AllRepliesDropped
 from app.turns.replies import Reply, actor_request, generate_checked
 from app.turns.repository import StartedTurn
 from app.turns.stages import StageRun, error_record, model_configured, struct_stage
@@ -34,7 +35,7 @@ from app.turns.understanding import understand
 from app.turns.weights import WeightsStore
 from scheduling import (
     SpeakerSelection, build_speaking_context, decide_speakers, find_mentions, format_transcript, llm_selection_needed,
-    selection_model_request, validate_selection,
+    selection_constraints, selection_model_request, validate_selection,
 )  # fmt: skip
 
 log = logging.getLogger("app.turns")
@@ -75,6 +76,9 @@ class TurnPipeline:
             status, error = "completed", None
         except TimeoutError:
             status, error = "failed", {"code": "turn_timeout", "message": f"turn exceeded {self.settings.turn_timeout_s}s"}
+        except AllRepliesDropped as exc:  # an outcome of the quality checks, not a crash
+            log.warning("turn %s failed: %s", turn.id, exc)
+            status, error = "failed", exc.record()
         except Exception as exc:  # noqa: BLE001 - recorded on the turn, replies already saved stay
             log.exception("turn %s failed", turn.id)
             status, error = "failed", error_record(exc)
@@ -160,7 +164,7 @@ class TurnPipeline:
         kept = [r for r in replies if not r.dropped]
         metrics = [_metric(turn, "actor", r.ms, r.usage, r.agent_id, "error" if r.dropped else "ok") for r in replies]
 
-        cross_plan, cross_replies = NO_PLAN, []
+        cross_plan, cross_replies, plan_runs = NO_PLAN, [], []
         t = time.perf_counter()
         if not direct and kept and self.settings.cross_reply_rounds > 0:
             cross_plan, cross_replies, plan_runs = await self._cross(agents, kept, language, transcript, user_msg.content)
@@ -171,7 +175,7 @@ class TurnPipeline:
         all_replies = replies + cross_replies
         for r in all_replies:
             state["usage"] = add_usage(state["usage"], r.usage)
-        orch["crossReplyPlan"] = msgspec.to_builtins(cross_plan)
+        orch["crossReplyPlan"] = {**msgspec.to_builtins(cross_plan), "runs": [r.record() for r in plan_runs]}
         orch["quality"] = {
             r.agent_id + (":cross" if r.kind == "cross" else ""): {
                 "passed": not r.dropped, "attempts": r.attempts, "regeneratedFor": r.regenerated_for,
@@ -210,7 +214,7 @@ class TurnPipeline:
             )  # fmt: skip
             await session.commit()
         if replies and not kept:  # decisions and metrics are written first: the failure is analysable
-            raise _AllRepliesFailed([r.problems for r in replies])
+            raise AllRepliesDropped([(r.agent_id, r.kind, r.problems) for r in replies])
         for hook in hooks_with(self.hooks, "turn_finished"):
             extra = await hook.turn_finished(info, list(state["messages"]), emit)
             if extra:
@@ -261,6 +265,7 @@ class TurnPipeline:
         return await struct_stage(
             "select", self.model, request, SpeakerSelection, lambda: None,
             validate=lambda s: validate_selection(s, ids, max(1, reply_limit)),
+            constraints=selection_constraints(ids, max(1, reply_limit)),
         )  # fmt: skip
 
     async def _primary_replies(self, selected, agents, language, transcript, text, preps) -> list[Reply]:
@@ -305,8 +310,10 @@ class TurnPipeline:
             request = plan_request(language=language, transcript=transcript,
                                    replies=[(r.agent_id, names[r.agent_id], r.text) for r in said],
                                    members=list(names.items()))  # fmt: skip
-            run = await struct_stage("cross_reply", self.model, request, CrossReplyPlan, lambda: NO_PLAN,
-                                     validate=plan_validator(member_ids, [r.agent_id for r in said]))  # fmt: skip
+            replied = [r.agent_id for r in said]
+            run = await struct_stage("cross_reply", self.model, request, CrossReplyDecision, lambda: NO_PLAN,
+                                     validate=plan_validator(member_ids, replied), post=CrossReplyDecision.plan,
+                                     constraints=plan_constraints(member_ids, replied))  # fmt: skip
             runs.append(run)
             plan = run.value
             if not plan.should_reply:
@@ -341,11 +348,6 @@ class TurnPipeline:
             )  # fmt: skip
             await session.commit()
             return message
-
-
-class _AllRepliesFailed(Exception):
-    def __init__(self, problems: list[list[str]]) -> None:
-        super().__init__("no agent reply passed: " + "; ".join("/".join(p) for p in problems))
 
 
 def _duplicates(text: str, earlier: list[str]) -> bool:

@@ -12,7 +12,8 @@ import msgspec
 
 from app.errors import AppError, InvalidModelOutput
 from app.llm.port import Usage
-from app.llm.structured import complete_struct
+from app.llm.schema import Constraints
+from app.llm.structured import structured
 
 T = TypeVar("T")
 STRUCT_REPAIRS = 1
@@ -56,15 +57,18 @@ async def struct_stage(
     fallback: Callable[[], T],
     *,
     validate: Callable[[T], list[str]] | None = None,
-    post: Callable[[T], T] | None = None,
-) -> StageRun[T]:
+    post: Callable[[T], Any] | None = None,
+    constraints: Constraints | None = None,
+) -> StageRun[Any]:
     """Ask the model for ``struct_type`` (with one repair); on any model failure use ``fallback``."""
     started = time.perf_counter()
     if not model_configured(model, stage):
         return StageRun(stage=stage, value=fallback(), source="fallback", ms=_ms(started),
                         error={"code": "model_not_configured", "message": f"no model for stage {stage}"})  # fmt: skip
     try:
-        outcome = await complete_struct(model, request, struct_type, repairs=STRUCT_REPAIRS, validate=validate)
+        outcome = await structured(model).complete_struct(
+            request, struct_type, constraints=constraints, repairs=STRUCT_REPAIRS, validate=validate
+        )
     except AppError as exc:
         usage = getattr(exc, "usage", Usage())
         attempts = len(getattr(exc, "diagnostics", []) or [])

@@ -8,8 +8,8 @@ from typing import Any
 
 from app.turns.stages import StageRun, struct_stage
 from scheduling import (
-    AgentProfile, UserEmotion, UserIntent, clamp_emotion, clean_intent, emotion_model_request, fallback_emotion,
-    fallback_intent, intent_model_request,
+    EMOTION_CONSTRAINTS, AgentProfile, UserEmotion, UserIntent, clamp_emotion, clean_intent, emotion_model_request, fallback_emotion,
+    fallback_intent, intent_constraints, intent_model_request,
 )  # fmt: skip
 
 
@@ -25,12 +25,13 @@ async def understand(
         return await struct_stage(
             "intent", model, intent_model_request(text, agents, transcript, language), UserIntent,
             lambda: fallback_intent(text, agents), post=lambda i: clean_intent(i, member_ids),
+            constraints=intent_constraints(member_ids),
         )  # fmt: skip
 
     async def emotion() -> StageRun[UserEmotion]:
         return await struct_stage(
             "emotion", model, emotion_model_request(text, transcript, language), UserEmotion,
-            lambda: fallback_emotion(text), post=clamp_emotion,
+            lambda: fallback_emotion(text), post=clamp_emotion, constraints=EMOTION_CONSTRAINTS,
         )  # fmt: skip
 
     intent_run, emotion_run = await asyncio.gather(intent(), emotion())

@@ -29,6 +29,9 @@ class UserEmotion(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fi
     reason: str
 
 
+# What the schema allows (the prompt asks for the same): a strict server cannot write more.
+EMOTION_CONSTRAINTS = {"reason": {"maxLength": REASON_MAX_CHARS}}
+
 NEUTRAL_EMOTION = UserEmotion(
     primary_emotion="neutral", intensity=0.2, needs_comfort=False, needs_advice=False,
     needs_deescalation=False, social_energy="medium", reason="",

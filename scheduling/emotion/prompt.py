@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from scheduling.emotion.model import UserEmotion
 from scheduling.ports import ChatMessage, ModelRequest
-from scheduling.schema import response_schema
 
 EMOTION_PURPOSE = "emotion"
 EMOTION_SCHEMA_NAME = "user_emotion"
@@ -53,12 +52,10 @@ def build_emotion_request(text: str, recent_transcript: str, language: str) -> l
 def emotion_model_request(
     text: str, recent_transcript: str, language: str, *, timeout_s: float | None = None,
 ) -> ModelRequest:
-    """The whole request, with the schema generated from ``UserEmotion``."""
+    """The whole request; the caller asks for a ``UserEmotion`` with ``EMOTION_CONSTRAINTS``."""
     return ModelRequest(
         messages=build_emotion_request(text, recent_transcript, language),
         purpose=EMOTION_PURPOSE,
-        response_schema=response_schema(UserEmotion, EMOTION_SCHEMA_NAME),
         temperature=0.0,
-        max_tokens=300,
         timeout_s=timeout_s,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -22,12 +22,25 @@ class UserIntent(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fie
     reason: str = ""
 
 
+INTENT_REASON_MAX_CHARS = 200
+
+
+def intent_constraints(member_ids: list[str] | tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """Per request: addressed ids are members (an ``enum``), each at most once; a short reason."""
+    ids = list(dict.fromkeys(member_ids))
+    items: dict[str, Any] = {"enum": ids} if ids else {"maxLength": 0}
+    return {
+        "addressedAgentIds": {"maxItems": len(ids)},
+        "addressedAgentIds[]": items,
+        "reason": {"maxLength": INTENT_REASON_MAX_CHARS},
+    }
+
+
 def validate_intent(intent: UserIntent, member_ids: list[str] | set[str]) -> list[str]:
     members = set(member_ids)
-    problems = [f"addressedAgentIds contains unknown agent id {i!r}" for i in intent.addressed_agent_ids if i not in members]
-    if intent.kind == "address_specific" and not intent.addressed_agent_ids:
-        problems.append("kind address_specific needs at least one addressedAgentIds entry")
-    return problems
+    # An address_specific with nobody named is cleaned (to ``other``), not repaired: a repair
+    # costs a round trip and a schema-following model may well answer the same again.
+    return [f"addressedAgentIds contains unknown agent id {i!r}" for i in intent.addressed_agent_ids if i not in members]
 
 
 def clean_intent(intent: UserIntent, member_ids: list[str] | set[str]) -> UserIntent:

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from scheduling.intent.model import UserIntent
 from scheduling.ports import ChatMessage, ModelRequest
 from scheduling.profiles import AgentProfile
-from scheduling.schema import response_schema
 
 INTENT_PURPOSE = "intent"
 INTENT_SCHEMA_NAME = "user_intent"
@@ -56,8 +55,6 @@ def intent_model_request(
     return ModelRequest(
         messages=build_intent_request(text, agents, recent_transcript, language),
         purpose=INTENT_PURPOSE,
-        response_schema=response_schema(UserIntent, INTENT_SCHEMA_NAME),
         temperature=0.0,
-        max_tokens=200,
         timeout_s=timeout_s,
     )

@@ -11,10 +11,12 @@ from scheduling.selection.scorer import (
 )
 from scheduling.selection.validation import (
     SelectionRejected, SpeakerSelection, decode_selection, normalize_selection, validate_selection,
+    selection_constraints,
 )
 from scheduling.selection.weights import DEFAULT_WEIGHTS, ScoringWeights, WeightsFileError, load_weights, weights_problems
 
 __all__ = [
+    "selection_constraints",
     "CAPABILITIES", "DEFAULT_WEIGHTS", "FEATURE_NAMES", "SELECTION_PURPOSE", "CandidateScore", "Chattiness",
     "ScoringWeights", "SelectedBy", "SelectionDecision", "SelectionRejected", "SpeakerSelection", "WeightsFileError",
     "agent_capabilities", "build_selection_request", "candidate_features", "decide_speakers", "decode_selection",

@@ -15,7 +15,6 @@ from scheduling.context import GroupSpeakingContext
 from scheduling.intent.model import UserIntent
 from scheduling.ports import ChatMessage, ModelRequest
 from scheduling.profiles import AgentProfile
-from scheduling.schema import response_schema
 from scheduling.selection.validation import SpeakerSelection
 
 SELECTION_PURPOSE = "select"
@@ -127,12 +126,11 @@ def build_selection_request(
 
 
 def selection_model_request(*, timeout_s: float | None = None, **kwargs) -> ModelRequest:
-    """``build_selection_request`` wrapped with the schema generated from ``SpeakerSelection``."""
+    """``build_selection_request`` as a request; the caller asks for a ``SpeakerSelection`` with
+    ``selection_constraints`` (the candidates as an ``enum``)."""
     return ModelRequest(
         messages=build_selection_request(**kwargs),
         purpose=SELECTION_PURPOSE,
-        response_schema=response_schema(SpeakerSelection, SELECTION_SCHEMA_NAME),
         temperature=0.2,
-        max_tokens=300,
         timeout_s=timeout_s,
     )

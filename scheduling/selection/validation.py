@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import msgspec
 
@@ -10,6 +11,22 @@ import msgspec
 class SpeakerSelection(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
     selected_agent_ids: list[str]
     reason: str
+
+
+SELECTION_REASON_MAX_CHARS = 200
+
+
+def selection_constraints(candidate_ids: Iterable[str], reply_limit: int) -> dict[str, dict[str, Any]]:
+    """Per request: only candidates (an ``enum``), one to ``reply_limit`` of them, a short reason.
+
+    A strict server generates exactly what the schema allows, so an unconstrained id list gives
+    strings that are no member's id (round 1: the selector was rejected on every turn)."""
+    ids = list(dict.fromkeys(candidate_ids))
+    return {
+        "selectedAgentIds": {"minItems": 1 if ids else 0, "maxItems": max(0, min(reply_limit, len(ids)))},
+        "selectedAgentIds[]": {"enum": ids} if ids else {"maxLength": 0},
+        "reason": {"maxLength": SELECTION_REASON_MAX_CHARS},
+    }
 
 
 class SelectionRejected(ValueError):

@@ -80,8 +80,7 @@ async def overhead_run(turns: int, data_dir: str, database_url: str | None) -> d
     emotion = {"primaryEmotion": "sad", "intensity": 0.6, "needsComfort": True, "needsAdvice": False,
                "needsDeescalation": False, "socialEnergy": "low", "reason": "r"}  # fmt: skip
     answers = {"intent": {"kind": "address_all", "addressedAgentIds": [], "wantsMultipleVoices": True},
-               "emotion": emotion, "select": None, "cross_reply.plan": {"shouldReply": False, "fromAgentId": "",
-               "toAgentId": "", "reason": "no"}}  # fmt: skip
+               "emotion": emotion, "select": None, "cross_reply.plan": {"reply": None, "reason": "no"}}  # fmt: skip
     counter = iter(range(10**9))
 
     def answer(req):  # noqa: ANN001, ANN202

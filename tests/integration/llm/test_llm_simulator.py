@@ -13,7 +13,8 @@ from app.llm.config import load_llm_settings
 from app.llm.gateway import ModelGateway
 from app.llm.port import ChatMessage, ModelRequest
 from app.llm.simulator.language import detect_language
-from app.llm.structured import complete_struct, strict_schema
+from app.llm.schema import wire_schema as strict_schema
+from app.llm.structured import complete_struct
 
 
 class Suggestion(msgspec.Struct, forbid_unknown_fields=True):

@@ -11,7 +11,7 @@ from app.llm.fakes import FunctionModel
 EMOTION_SAD = {"primaryEmotion": "sad", "intensity": 0.7, "needsComfort": True, "needsAdvice": False,
                "needsDeescalation": False, "socialEnergy": "low", "reason": "用户说很难过"}  # fmt: skip
 INTENT_CHAT = {"kind": "chit_chat", "addressedAgentIds": [], "wantsMultipleVoices": False}
-NO_CROSS = {"shouldReply": False, "fromAgentId": "", "toAgentId": "", "reason": "不需要"}
+NO_CROSS = {"reply": None, "reason": "不需要"}
 
 
 class World:
@@ -56,8 +56,15 @@ class World:
 
 
 def _agent(request: Any) -> str:
-    system = request.messages[0].content
-    return system.split("You are ", 1)[1].split(",", 1)[0] if "You are " in system else "?"
+    """The agent's name from the persona system message (not always the first message: a
+    regeneration for a wrong-language reply starts with the language instruction)."""
+    system = next((m.content for m in request.messages if m.role == "system" and "You are " in m.content), "")
+    return system.split("You are ", 1)[1].split(",", 1)[0] if system else "?"
+
+
+def persona(request: Any) -> str:
+    """All system text of a request (the persona, Story material, a restated language)."""
+    return "\n".join(m.content for m in request.messages if m.role == "system")
 
 
 def select(*ids: str, reason: str = "适合安慰") -> Callable[[Any], dict[str, Any]]:

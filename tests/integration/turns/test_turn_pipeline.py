@@ -9,7 +9,7 @@ from app.db.models import QualityEvent, SpeakerDecision, Turn, TurnStageMetric
 from app.errors import ModelTimeout, ModelRefused
 from tests.integration.conftest import ALICE, Api
 from tests.integration.turns.conftest import make_group, post_turn
-from tests.integration.turns.fakes import World, select
+from tests.integration.turns.fakes import World, persona, select
 
 SEED_KEYS = {"source", "selectedBy", "pipelineVersion", "model", "wireApi", "replyKind", "respondToAgentId",
              "crossReplyReason", "crossReplyRound", "orchestration", "timings", "usage"}  # fmt: skip
@@ -99,8 +99,8 @@ async def test_intent_and_emotion_run_concurrently(turn_api: Api, world: World) 
 async def test_cross_reply_is_recorded_with_respond_to(turn_api: Api, world: World) -> None:
     conv, (gentle, planner, _) = await make_group(turn_api)
     world.handlers["select"] = select(gentle["id"])
-    world.handlers["cross_reply.plan"] = lambda req: {"shouldReply": True, "fromAgentId": planner["id"],
-                                                      "toAgentId": gentle["id"], "reason": "补充一个实际建议"}  # fmt: skip
+    world.handlers["cross_reply.plan"] = lambda req: {"reply": {"fromAgentId": planner["id"], "toAgentId": gentle["id"]},
+                                                      "reason": "补充一个实际建议"}  # fmt: skip
     body = (await post_turn(turn_api, conv["id"], "我今天好难过")).json()
     assert [m["agentId"] for m in body["agentMessages"]] == [gentle["id"], planner["id"]]
     cross = body["agentMessages"][1]
@@ -111,7 +111,7 @@ async def test_cross_reply_is_recorded_with_respond_to(turn_api: Api, world: Wor
 async def test_quality_failure_is_regenerated_then_dropped(turn_api: Api, world: World, engine) -> None:
     conv, (gentle, planner, _) = await make_group(turn_api, replyLimit=2)
     world.handlers["select"] = select(gentle["id"], planner["id"])
-    world.handlers["actor"] = lambda req: "I only speak English here." if "周衡" in req.messages[0].content else "我在这里陪着你。"
+    world.handlers["actor"] = lambda req: "I only speak English here." if "周衡" in persona(req) else "我在这里陪着你。"
     body = (await post_turn(turn_api, conv["id"], "大家怎么看？我好难过")).json()
     assert [m["agentId"] for m in body["agentMessages"]] == [gentle["id"]]
     quality = body["orchestration"]["quality"][planner["id"]]

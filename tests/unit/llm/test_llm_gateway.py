@@ -226,3 +226,35 @@ def test_default_client_never_retries_on_its_own():
 
     client = default_client_factory(ModelConfig(id="x", base_url="http://127.0.0.1:1/v1", model="m", timeout_ms=1500), "k")
     assert client.max_retries == 0 and client.timeout == 1.5
+
+
+async def test_the_config_budget_caps_a_larger_request_budget():
+    toml = {"llm": {"models": {"default": {"model": "m0", "maxTokens": 64}}}}
+    gw, fake, _ = gateway(completion(), toml=toml)
+    await gw.complete(request(max_tokens=900))
+    assert fake.calls[0]["max_tokens"] == 64
+
+
+@pytest.mark.parametrize("message", [
+    "request (4134 tokens) exceeds the available context size (4096 tokens), try increasing it",
+    "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens",
+])
+async def test_a_context_overflow_is_its_own_named_error(message):
+    from app.errors import ModelContextOverflow
+
+    gw, _, _ = gateway(status_error(400, message))
+    with pytest.raises(ModelContextOverflow) as info:
+        await gw.complete(request())
+    assert info.value.code == "model_context_overflow" and "maxTokens" in info.value.message
+
+
+@pytest.mark.parametrize(("message", "setting"), [
+    ("'response_format' of type 'json_schema' is not supported", "structuredOutput"),
+    ("Unsupported parameter: 'max_tokens' is not supported with this model", "maxTokens"),
+    ("Unsupported value: 'temperature' does not support 0.0", "temperature"),
+])
+async def test_a_rejected_parameter_names_the_setting_to_change(message, setting):
+    gw, _, _ = gateway(status_error(400, message))
+    with pytest.raises(UpstreamError) as info:
+        await gw.complete(request())
+    assert info.value.code == "model_request_rejected" and f"llm.models.default.{setting}" in info.value.message

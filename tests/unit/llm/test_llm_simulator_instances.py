@@ -10,7 +10,16 @@ import pytest
 
 from app.llm.simulator.instances import generate_instance, violate
 from app.llm.simulator.language import detect_language
-from app.llm.structured import strict_schema
+from app.llm.schema import SchemaError, wire_schema
+
+
+def strict_schema(struct_type):
+    """The wire schema; recursive shapes (never a model output type) keep msgspec's ``$ref``s,
+    which the simulator must still resolve."""
+    try:
+        return wire_schema(struct_type)
+    except SchemaError:
+        return msgspec.json.schema(struct_type)
 
 
 class Limits(msgspec.Struct, forbid_unknown_fields=True):

@@ -1,3 +1,4 @@
+import json
 from typing import Annotated, Literal
 
 import msgspec
@@ -6,7 +7,8 @@ import pytest
 from app.errors import InvalidModelOutput, ModelTimeout
 from app.llm.fakes import FunctionModel, ScriptedModel
 from app.llm.port import ChatMessage, ModelRequest
-from app.llm.structured import complete_struct, decode_text, strict_schema
+from app.llm.schema import SchemaError, wire_schema
+from app.llm.structured import complete_struct, decode_text
 
 
 class Inner(msgspec.Struct, forbid_unknown_fields=True):
@@ -32,22 +34,20 @@ def request(purpose: str = "emotion") -> ModelRequest:
 GOOD = {"mood": "calm", "intensity": 0.5, "inner": {"weight": 2}, "default": "d", "note": None}
 
 
-def test_strict_schema_inlines_the_root_and_requires_every_property():
-    schema = strict_schema(Mood)
-    assert "$ref" not in schema and schema["type"] == "object"
+def test_wire_schema_inlines_every_struct_and_requires_every_property():
+    schema = wire_schema(Mood)
+    assert "$ref" not in json.dumps(schema) and "$defs" not in schema and schema["type"] == "object"
     assert schema["required"] == ["mood", "intensity", "inner", "default", "note"]
     assert schema["additionalProperties"] is False
-    assert set(schema["$defs"]) == {"Inner"}
-    inner = schema["$defs"]["Inner"]
+    inner = schema["properties"]["inner"]
     assert inner["required"] == ["weight"] and inner["additionalProperties"] is False
-    assert "default" not in msgspec.json.encode(inner).decode()
+    assert "default" not in inner["properties"]["weight"]
     assert "default" in schema["properties"]
 
 
-def test_strict_schema_keeps_the_root_definition_when_it_is_recursive():
-    schema = strict_schema(Tree)
-    assert schema["properties"]["children"]["items"] == {"$ref": "#/$defs/Tree"}
-    assert "Tree" in schema["$defs"]
+def test_wire_schema_refuses_recursive_output_types():
+    with pytest.raises(SchemaError):
+        wire_schema(Tree)
 
 
 def test_decode_tolerates_a_json_code_fence():
@@ -61,7 +61,7 @@ async def test_valid_first_answer_needs_one_attempt():
     assert [a.problem for a in outcome.attempts] == [None]
     assert outcome.usage.estimated
     sent = model.history[0]
-    assert sent.response_schema.name == "Mood" and sent.response_schema.schema == strict_schema(Mood)
+    assert sent.response_schema.name == "mood" and sent.response_schema.schema == wire_schema(Mood)
 
 
 async def test_wrong_first_answer_is_repaired_with_the_error_shown_to_the_model():
@@ -130,3 +130,31 @@ async def test_any_request_shaped_object_is_accepted():
     model = ScriptedModel().enqueue("emotion", GOOD)
     outcome = await complete_struct(model, LibRequest([ChatMessage("user", "hi")], "emotion"), Mood)
     assert outcome.value.mood == "calm"
+
+
+async def test_a_repair_changes_the_request_a_warmer_temperature_and_the_problem_named():
+    answers = iter(['{"mood": "ecstatic"}', GOOD])
+    model = FunctionModel(lambda req: next(answers))
+    await complete_struct(model, msgspec.structs.replace(request(), temperature=0.0), Mood, repairs=1)
+    first, second = model.history
+    assert first.temperature == 0.0 and second.temperature > first.temperature
+    assert "ecstatic" in second.messages[-1].content or "$.mood" in second.messages[-1].content
+
+
+async def test_an_answer_cut_off_by_the_token_budget_is_never_resent():
+    from app.llm.port import ModelResult, Usage
+
+    cut = '{"mood": "calm", "intensity": 0.5, "inner": {"weight": 2}, "default": "' + "x" * 500
+    answers = iter([ModelResult(cut, Usage(1, 1), "m", "length"), GOOD])
+    model = FunctionModel(lambda req: next(answers))
+    outcome = await complete_struct(model, request(), Mood, repairs=1)
+    assert outcome.value == msgspec.convert(GOOD, Mood)
+    repair = model.history[1].messages
+    assert all(cut not in m.content for m in repair) and all(m.role != "assistant" for m in repair)
+    assert "cut off" in outcome.attempts[0].problem and outcome.attempts[0].finish_reason == "length"
+
+
+async def test_every_structured_request_carries_a_schema_sized_token_budget():
+    model = ScriptedModel().enqueue("emotion", GOOD)
+    await complete_struct(model, request(), Mood, constraints={"default": {"maxLength": 50}, "note": {"maxLength": 50}})
+    assert 50 < model.history[0].max_tokens < 400

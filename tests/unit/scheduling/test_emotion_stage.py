@@ -1,4 +1,7 @@
 import msgspec
+
+from app.llm.schema import unbounded, wire_schema
+from scheduling import EMOTION_CONSTRAINTS
 import pytest
 
 from scheduling import EmotionInvalid, UserEmotion, build_emotion_request, decode_emotion, emotion_model_request
@@ -50,8 +53,9 @@ def test_emotion_prompt_judges_only_and_carries_the_message_and_transcript():
 
 def test_emotion_request_has_a_strict_schema_from_the_struct():
     request = emotion_model_request("hi", "", "en")
-    schema = request.response_schema.schema
-    assert request.purpose == "emotion"
+    schema = wire_schema(UserEmotion, EMOTION_CONSTRAINTS)
+    assert request.purpose == "emotion" and request.response_schema is None
+    assert schema["properties"]["reason"]["maxLength"] == 400 and unbounded(schema) == []
     assert set(schema["required"]) == set(schema["properties"]) == {f for f in GOOD}
     assert schema["additionalProperties"] is False and "$ref" not in schema
     assert isinstance(msgspec.json.decode(msgspec.json.encode(GOOD), type=UserEmotion), UserEmotion)

@@ -1,4 +1,5 @@
-from scheduling import build_selection_request, selection_model_request
+from app.llm.schema import unbounded, wire_schema
+from scheduling import SpeakerSelection, build_selection_request, selection_constraints, selection_model_request
 
 from scheduling_fixtures import TEAM, agent_turns, context, emotion, intent
 
@@ -42,5 +43,9 @@ def test_selection_request_has_the_strict_selection_schema():
     ctx = context()
     req = selection_model_request(text="hi", agents=TEAM, context=ctx, intent=intent(), reply_limit=2, language="en")
     assert req.purpose == "select"
-    assert req.response_schema.schema["required"] == ["selectedAgentIds", "reason"]
-    assert req.response_schema.schema["additionalProperties"] is False
+    schema = wire_schema(SpeakerSelection, selection_constraints([a.id for a in TEAM], 2))
+    assert schema["required"] == ["selectedAgentIds", "reason"]
+    assert schema["additionalProperties"] is False
+    ids = schema["properties"]["selectedAgentIds"]
+    assert ids["items"]["enum"] == [a.id for a in TEAM] and ids["maxItems"] == 2 and ids["minItems"] == 1
+    assert unbounded(schema) == []
