@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db.models import Suggestion
 from app.errors import AppError, ModelNotConfigured, ValidationFailed
+from app.llm.structured import Structured
 from app.suggestions import repository
 from app.suggestions.context import Prepared
 from app.suggestions.errors import SuggestionGenerationFailed, SuggestionsStale
@@ -41,20 +42,25 @@ class Outcome(msgspec.Struct, kw_only=True):
         return body
 
 
-class _Watched:
+class _Watched(Structured):
     """Passes calls through; remembers a ``ModelNotConfigured`` the generator would count as a
-    failed attempt, so the caller can answer 503 instead of 502."""
+    failed attempt, so the caller can answer 503 instead of 502, and the name of the model that
+    answered. Its ``complete_struct`` (the one structured path, from ``Structured``) runs over
+    this ``complete``, so every attempt of the repair loop is watched."""
 
     def __init__(self, model: Any) -> None:
         self.model = model
         self.not_configured: ModelNotConfigured | None = None
+        self.model_name: str | None = None
 
     async def complete(self, request: Any) -> Any:
         try:
-            return await self.model.complete(request)
+            result = await self.model.complete(request)
         except ModelNotConfigured as exc:
             self.not_configured = exc
             raise
+        self.model_name = getattr(result, "model", None) or self.model_name
+        return result
 
 
 def _as_app_error(exc: Exception) -> AppError:
@@ -133,7 +139,8 @@ class SuggestionService:
         except AutoReplyGenerationFailed as exc:
             problems = exc.problems_per_attempt
             error = model.not_configured or SuggestionGenerationFailed(suggestion_id, exc.attempts, problems)
-            values = {"attempts": exc.attempts, "problems": problems, "usage": _usage(exc.usage), "model": exc.model}
+            values = {"attempts": exc.attempts, "problems": problems, "usage": _usage(exc.usage),
+                      "model": exc.model or model.model_name}  # fmt: skip
             stored = await self._finish(suggestion_id, "failed", values)
         except Exception as exc:  # noqa: BLE001 - stored as failed and reported, never silent
             error = _as_app_error(exc)
@@ -141,7 +148,7 @@ class SuggestionService:
         else:
             values = {
                 "options": list(result.options), "fallback": result.fallback, "attempts": len(result.attempts),
-                "usage": _usage(result.usage), "model": result.model, "problems": [a.problems for a in result.attempts],
+                "usage": _usage(result.usage), "model": result.model or model.model_name, "problems": [a.problems for a in result.attempts],
             }  # fmt: skip
             stored = await self._finish(suggestion_id, "ready", values)
         async with self.sessions() as session:

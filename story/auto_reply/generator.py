@@ -1,27 +1,34 @@
-"""The generation loop: prompt → model → strict checks → bounded repair → result or typed failure.
+"""The generation: prompt → the host's structured path → strict checks → result or typed failure.
 
-At most three model attempts (the spec's budget); each retry shows the model its previous
-answer and the exact problems, which repairs most failures on the second try. Cancellation
-is never swallowed: the app cancels an in-flight generation when the user sends a new
-message, and the model call must see that.
+The library declares the answer (``SuggestionOptions``), its per-request bounds (exactly
+``suggestionCount`` options, each at most ``maxSuggestionChars`` characters), its checks and its
+repair note; the host's ``complete_struct`` builds the wire schema, decodes, checks and repairs
+(each repair names what was wrong, restates the language in that language, and never resends an
+answer the token budget cut off).
+
+Budget: at most ``MAX_ATTEMPTS`` model attempts in total. A model error or timeout is one failed
+attempt; the generation then starts again from the base prompt with the attempts that remain
+(nothing to repair). The host enforces the per-call ``timeoutMs`` it is sent; as a safety net
+for a host that does not, the whole generation never takes longer than ``MAX_ATTEMPTS`` ×
+``timeoutMs``, the bound the spec gives. Cancellation is never swallowed: the app cancels an
+in-flight generation when the user sends a new message, and the model call must see that.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Callable
+from typing import Any, Callable
 
 import msgspec
 
 from .config import AutoReplyConfig
 from .errors import AutoReplyDisabled, AutoReplyGenerationFailed, InvalidSuggestionInput
 from .fallback import conservative_options
-from .inputs import SuggestionInput, options_json_schema
-from .ports import PURPOSE, ChatMessage, ChatModel, ModelRequest, ResponseSchema
-from .prompt import DEFAULT_TEMPLATE, build_messages, build_repair, check_template, window
-from .text import estimate_tokens
-from .validate import check_options, decode_options
+from .inputs import SuggestionInput, SuggestionOptions, option_constraints
+from .ports import PURPOSE, ModelRequest, StructuredModel
+from .prompt import DEFAULT_TEMPLATE, build_messages, check_template, repair_note, window
+from .validate import Checked, check_options
 
 MAX_ATTEMPTS = 3
 SCHEMA_NAME = "auto_reply_options"
@@ -35,9 +42,13 @@ class SuggestionUsage(msgspec.Struct, frozen=True, rename="camel"):
 
 
 class AttemptRecord(msgspec.Struct, frozen=True, rename="camel"):
+    """One model attempt: what was wrong with it (empty for the accepted one) and how long it took.
+
+    Token usage is reported for the whole generation (``SuggestionResult.usage``): the host's
+    structured path sums it over its attempts."""
+
     problems: list[str]
     ms: float
-    usage: SuggestionUsage = SuggestionUsage()
 
 
 class SuggestionResult(msgspec.Struct, frozen=True, rename="camel"):
@@ -54,7 +65,7 @@ def format_numbered(options: list[str]) -> str:
 
 
 async def generate_suggestions(
-    model: ChatModel,
+    model: StructuredModel,
     input: SuggestionInput,
     config: AutoReplyConfig,
     *,
@@ -70,51 +81,53 @@ async def generate_suggestions(
     template = DEFAULT_TEMPLATE if template is None else template
     check_template(template)
 
-    base = build_messages(input, config, template)
     speakers = [input.anchor.agent_name] + [
         m.speaker for m in window(input, config.context_message_count) if m.role != "user"
     ]
-    schema = ResponseSchema(SCHEMA_NAME, options_json_schema(config.suggestion_count))
+    request = ModelRequest(
+        messages=build_messages(input, config, template), purpose=PURPOSE, temperature=config.temperature,
+        max_tokens=config.max_tokens, timeout_s=config.timeout_s, model_config_id=config.model_config_id,
+    )
+    constraints = option_constraints(config.suggestion_count, config.max_suggestion_chars)
+
+    def check(value: SuggestionOptions) -> Checked:
+        return check_options(
+            value.options, count=config.suggestion_count, max_chars=config.max_suggestion_chars,
+            language=input.language, speaker_names=speakers, anchor_text=input.anchor.content,
+        )
+
+    def note(problems: list[str]) -> str:
+        return repair_note(problems, config, input.language)
+
     records: list[AttemptRecord] = []
     total = SuggestionUsage()
     model_name: str | None = None
-    messages = base
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + MAX_ATTEMPTS * config.timeout_s
 
-    for _ in range(MAX_ATTEMPTS):
-        request = ModelRequest(
-            messages=messages, purpose=PURPOSE, response_schema=schema,
-            temperature=config.temperature, max_tokens=config.max_tokens,
-            timeout_s=config.timeout_s, model_config_id=config.model_config_id,
-        )
-        started = clock()
+    while len(records) < MAX_ATTEMPTS and loop.time() < deadline:
+        watch = _Watch(clock, lambda value: check(value).problems, note)
         try:
-            result = await asyncio.wait_for(model.complete(request), timeout=config.timeout_s)
-        except asyncio.TimeoutError:
-            records.append(_record([f"model call timed out after {config.timeout_ms} ms"], started, clock))
-            messages = base
-            continue
+            async with asyncio.timeout_at(deadline) as guard:
+                outcome = await model.complete_struct(
+                    request, SuggestionOptions, constraints=constraints, repairs=MAX_ATTEMPTS - len(records) - 1,
+                    validate=watch.validate, repair_note=watch.note, schema_name=SCHEMA_NAME,
+                )
         except Exception as exc:  # CancelledError is a BaseException and propagates
-            records.append(_record([f"model call failed: {type(exc).__name__}: {exc}"], started, clock))
-            messages = base
+            spent = _spent_attempts(exc)
+            if spent is not None:  # the host's repair budget is spent: every attempt was rejected
+                records += [watch.record(*attempt, config) for attempt in spent]
+                total = _add(total, _usage(getattr(exc, "usage", None)))
+                model_name = getattr(exc, "model", None) or model_name
+                break
+            # a model error: the rejected answers before it were attempts too, then this one
+            records += watch.rejected_records()
+            records.append(AttemptRecord([_failure(exc, config, expired=guard.expired())], watch.since_last()))
             continue
-
-        text = getattr(result, "text", "") or ""
-        model_name = getattr(result, "model", None) or model_name
-        usage = _usage_of(result, request.messages, text)
-        total = _add(total, usage)
-        raw, problems = decode_options(text)
-        if raw is not None:
-            checked = check_options(
-                raw, count=config.suggestion_count, max_chars=config.max_suggestion_chars,
-                language=input.language, speaker_names=speakers, anchor_text=input.anchor.content,
-            )
-            problems = checked.problems
-        if problems and getattr(result, "finish_reason", None) == "length":
-            problems = [*problems, f"output was cut off at maxTokens ({config.max_tokens})"]
-        records.append(_record(problems, started, clock, usage))
-        if not problems:
-            return SuggestionResult(checked.options, total, records, fallback=False, model=model_name)
-        messages = build_repair(base, text, problems, config, language=input.language)
+        records += [watch.record(*_attempt(a), config) for a in outcome.attempts]
+        total = _add(total, _usage(outcome.usage))
+        model_name = getattr(outcome, "model", None) or model_name
+        return SuggestionResult(check(outcome.value).options, total, records, fallback=False, model=model_name)
 
     if config.fallback == "conservative":
         options = conservative_options(
@@ -127,22 +140,85 @@ async def generate_suggestions(
     )
 
 
-def _record(problems: list[str], started: float, clock: Callable[[], float],
-            usage: SuggestionUsage | None = None) -> AttemptRecord:
-    ms = round((clock() - started) * 1000, 3)
-    return AttemptRecord(list(problems), ms, usage or SuggestionUsage())
+class _Watch:
+    """Sees one ``complete_struct`` call from the library's side: the check's problems as a list
+    (the host joins them into one string) and, through the repair note the host calls after each
+    rejected answer, when each attempt ended. So a model error after rejected answers still
+    accounts for every attempt the host made, and the budget holds across calls."""
+
+    def __init__(self, clock: Callable[[], float], check: Callable[[Any], list[str]],
+                 note: Callable[[list[str]], str]) -> None:  # fmt: skip
+        self.clock = clock
+        self.check = check
+        self.note_text = note
+        self.marks = [clock()]  # start, then the end of each rejected attempt
+        self.rejected: list[str] = []
+        self.split: dict[str, list[str]] = {}
+
+    def validate(self, value: Any) -> list[str]:
+        problems = list(self.check(value))
+        if problems:
+            self.split["; ".join(problems)] = problems
+        return problems
+
+    def note(self, problems: list[str]) -> str:
+        self.marks.append(self.clock())
+        self.rejected = list(problems)
+        return self.note_text(problems)
+
+    def problems_of(self, problem: str | None) -> list[str]:
+        return [] if problem is None else list(self.split.get(problem, [problem]))
+
+    def record(self, problem: str | None, ms: float | None, finish_reason: str | None,
+               config: AutoReplyConfig) -> AttemptRecord:  # fmt: skip
+        problems = self.problems_of(problem)
+        if problems and finish_reason == "length":
+            problems.append(f"output was cut off at maxTokens ({config.max_tokens})")
+        return AttemptRecord(problems, round(float(ms or 0.0), 3))
+
+    def rejected_records(self) -> list[AttemptRecord]:
+        return [
+            AttemptRecord(self.problems_of(p), _ms(self.marks[i], self.marks[i + 1]))
+            for i, p in enumerate(self.rejected[: len(self.marks) - 1])
+        ]
+
+    def since_last(self) -> float:
+        return _ms(self.marks[-1], self.clock())
 
 
-def _usage_of(result: object, sent: list[ChatMessage], text: str) -> SuggestionUsage:
-    """Provider usage when given; otherwise an estimate, marked ``estimated``."""
-    u = getattr(result, "usage", None)
-    if u is not None:
-        i, o = int(getattr(u, "input_tokens", 0) or 0), int(getattr(u, "output_tokens", 0) or 0)
-        if i or o or getattr(u, "estimated", False):
-            return SuggestionUsage(i, o, i + o, bool(getattr(u, "estimated", False)))
-    i = sum(estimate_tokens(m.content) for m in sent)
-    o = estimate_tokens(text)
-    return SuggestionUsage(i, o, i + o, True)
+def _ms(start: float, end: float) -> float:
+    return round((end - start) * 1000, 3)
+
+
+def _attempt(a: Any) -> tuple[str | None, float | None, str | None]:
+    return getattr(a, "problem", None), getattr(a, "ms", None), getattr(a, "finish_reason", None)
+
+
+def _spent_attempts(exc: Exception) -> list[tuple[str | None, float | None, str | None]] | None:
+    """The host's "repair budget spent" error, read duck-typed: its attempts, else its problems."""
+    diagnostics = getattr(exc, "diagnostics", None)
+    if isinstance(diagnostics, list) and diagnostics and all(hasattr(d, "problem") for d in diagnostics):
+        return [_attempt(d) for d in diagnostics]
+    problems = getattr(exc, "problems", None)
+    if isinstance(problems, list) and problems and all(isinstance(p, str) for p in problems):
+        return [(p, None, None) for p in problems]
+    return None
+
+
+def _failure(exc: Exception, config: AutoReplyConfig, *, expired: bool) -> str:
+    if expired:
+        return f"model call timed out: no answer within the generation's budget ({MAX_ATTEMPTS} × {config.timeout_ms} ms)"
+    if isinstance(exc, TimeoutError) or getattr(exc, "code", None) == "model_timeout":
+        return f"model call timed out after {config.timeout_ms} ms"
+    return f"model call failed: {type(exc).__name__}: {exc}"
+
+
+def _usage(u: Any) -> SuggestionUsage:
+    """The host's usage (estimated by the host when the provider reported none)."""
+    if u is None:
+        return SuggestionUsage(estimated=True)  # a host that reports nothing: unknown, not zero
+    i, o = int(getattr(u, "input_tokens", 0) or 0), int(getattr(u, "output_tokens", 0) or 0)
+    return SuggestionUsage(i, o, i + o, bool(getattr(u, "estimated", False)))
 
 
 def _add(a: SuggestionUsage, b: SuggestionUsage) -> SuggestionUsage:

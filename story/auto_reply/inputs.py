@@ -52,36 +52,12 @@ class SuggestionOptions(msgspec.Struct, forbid_unknown_fields=True):
     options: list[str]
 
 
-def options_json_schema(count: int | None = None) -> dict[str, Any]:
-    """JSON schema of ``SuggestionOptions``, fixed up for strict structured output.
+def option_constraints(count: int, max_chars: int) -> dict[str, dict[str, Any]]:
+    """Per-request bounds of ``SuggestionOptions`` for the host's wire schema.
 
-    Root ``$ref`` inlined, every property required, no ``default`` keys — the same fix-up the
-    app applies, done here so the library's request is ready to send as is. With ``count`` the
-    array is pinned to exactly that many items, so schema-following providers get it right.
+    Exactly ``count`` options, each at most ``max_chars`` characters: a schema-following model
+    then cannot answer with too few, too many or too long options, nor loop until the token
+    budget cuts it off. Paths as the host's schema path reads them: ``options`` is the list,
+    ``options[]`` its items.
     """
-    raw = msgspec.json.schema(SuggestionOptions)
-    defs = raw.get("$defs", {})
-    schema = _strict(_resolve(raw, defs), defs)
-    if count is not None:
-        schema["properties"]["options"].update(minItems=count, maxItems=count)
-    return schema
-
-
-def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        return dict(defs[ref.removeprefix("#/$defs/")])
-    return {k: v for k, v in node.items() if k != "$defs"}
-
-
-def _strict(node: Any, defs: dict[str, Any]) -> Any:
-    if isinstance(node, list):
-        return [_strict(n, defs) for n in node]
-    if not isinstance(node, dict):
-        return node
-    node = _resolve(node, defs)
-    out = {k: _strict(v, defs) for k, v in node.items() if k not in ("default", "title")}
-    if out.get("type") == "object" and "properties" in out:
-        out["required"] = list(out["properties"])
-        out["additionalProperties"] = False
-    return out
+    return {"options": {"minItems": count, "maxItems": count}, "options[]": {"maxLength": max_chars}}

@@ -1,4 +1,4 @@
-"""Prompt building: the system template, the anchored context, the repair turn.
+"""Prompt building: the system template, the anchored context, the repair note.
 
 The system prompt is a template so operators can tune tone per deployment; it must keep the
 two variables the generator fills, or suggestions would come out in a guessed language or for
@@ -131,23 +131,19 @@ _REWRITE_IN = {
 }
 
 
-def build_repair(
-    base: list[ChatMessage], previous_output: str, problems: list[str], config: AutoReplyConfig,
-    *, language: str | None = None,
-) -> list[ChatMessage]:
-    """Base prompt + the rejected answer + exactly what was wrong with it. The language is
-    restated in that language itself: the repair turn is the last thing the model reads."""
-    listed = "\n".join(f"- {p}" for p in problems)
-    restate = ""
-    if language:
-        restate = f"\nWrite every option in {language_label(language)}. " + _REWRITE_IN.get(primary_language(language), "")
-    return [
-        *base,
-        ChatMessage("assistant", previous_output),
-        ChatMessage(
-            "user",
-            "Your previous answer was rejected for these problems:\n"
-            f"{listed}\n\nAnswer again with JSON only, exactly {config.suggestion_count} distinct "
-            f"options, each at most {config.max_suggestion_chars} characters, fixing every problem.{restate}",
-        ),
-    ]
+def repair_note(problems: list[str], config: AutoReplyConfig, language: str) -> str:
+    """What the host's repair turn adds for auto-reply, after it has named the problem.
+
+    The limits are restated, and the language is restated in that language itself: the repair
+    turn is the last thing the model reads, and a model that drifted into another language
+    follows an instruction written in the target one far more often. ``problems`` (one entry per
+    rejected answer so far) is not repeated: the host already sent the latest one, and older
+    ones would only describe answers the model no longer sees.
+    """
+    del problems  # the host names the problem; this note only restates the task
+    restate = f" Write every option in {language_label(language)}."
+    local = _REWRITE_IN.get(primary_language(language), "")
+    return (
+        f"Answer again with JSON only: exactly {config.suggestion_count} distinct options, each at "
+        f"most {config.max_suggestion_chars} characters, fixing every problem.{restate}" + (f" {local}" if local else "")
+    )

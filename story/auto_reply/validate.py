@@ -3,6 +3,8 @@
 Every problem is named precisely (``option 2: over length (212 > 160 chars)``) because the
 names are sent back to the model in the repair turn and reported to the app on failure. An
 over-length option is invalid, never truncated: a cut sentence is not what the model meant.
+Decoding is not done here: the host's structured path decodes ``SuggestionOptions`` (tolerating a
+Markdown code fence) and runs these checks on the decoded value.
 """
 
 from __future__ import annotations
@@ -12,10 +14,8 @@ from typing import Iterable
 
 import msgspec
 
-from .inputs import SuggestionOptions
 from .text import comparison_key, expected_script, script_problem, strip_marker
 
-_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n?(.*?)\n?```\s*$", re.DOTALL)
 # a copied stretch of the anchor shorter than this is coincidence, not a copy
 MIN_COPY_KEY_CHARS = 20
 
@@ -27,20 +27,6 @@ class Checked(msgspec.Struct, frozen=True):
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-def decode_options(text: str) -> tuple[list[str] | None, list[str]]:
-    """Decode ``{"options": [...]}``; a surrounding Markdown code fence is tolerated."""
-    fenced = _FENCE.match(text or "")
-    body = fenced.group(1) if fenced else (text or "")
-    if not body.strip():
-        return None, ["empty output (expected a JSON object {\"options\": [...]})"]
-    try:
-        return msgspec.json.decode(body, type=SuggestionOptions).options, []
-    except msgspec.ValidationError as exc:
-        return None, [f"output does not match the schema {{\"options\": [string, ...]}}: {exc}"]
-    except msgspec.DecodeError as exc:
-        return None, [f"output is not valid JSON: {exc}"]
 
 
 def check_options(

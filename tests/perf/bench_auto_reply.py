@@ -6,9 +6,13 @@
 2. Endpoint: ``POST /v1/conversations/{id}/messages/{messageId}/suggestions`` through the whole
    app (HTTP, DB reads, the suggestions row) on embedded SQLite, same simulator.
 
-The simulator answers any JSON schema with a random valid instance; our schema does not bound
-the number of options, so it returns 1–3 of them: validity here measures the validator and the
-repair loop against a careless model, not a real model's quality.
+The generator sends the one wire schema (``app.llm.schema.wire_schema`` of ``SuggestionOptions``
+with exactly ``suggestionCount`` options, each at most ``maxSuggestionChars`` characters) and
+repairs through the one loop (``complete_struct``, at most three attempts). The simulator answers
+with a random instance of that schema in the prompt's language, so without faults every answer
+should be valid on the first try; ``--fault-rate`` injects invalid JSON, schema violations and
+empty answers to measure the repair loop. Validity here measures the wire and the loop, not a
+real model's quality.
 
     python tests/perf/bench_auto_reply.py [--runs 60] [--latency-ms 200]
 """

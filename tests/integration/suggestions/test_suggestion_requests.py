@@ -28,6 +28,10 @@ async def test_suggestions_answer_the_saved_edited_anchor_and_never_see_later_me
     assert context == ["[莉娅 (character)]: 最早的回复", "[User (user)]: 我今天好累"]  # at most contextMessageCount
     assert "最早的一句话" not in prompt
     assert script.requests[0].purpose == "auto_reply" and script.requests[0].max_tokens == 384
+    schema = script.requests[0].response_schema.schema  # the one wire-schema path, with the conversation's bounds
+    assert schema["required"] == ["options"] and schema["additionalProperties"] is False
+    options = schema["properties"]["options"]
+    assert (options["minItems"], options["maxItems"], options["items"]["maxLength"]) == (3, 3, 160)
 
 
 async def test_numbered_format_is_plain_text(sapi: Api, engine) -> None:
@@ -87,9 +91,12 @@ async def test_repaired_answer_on_a_later_attempt_is_ready(sapi: Api, script: Au
     script.answers = [{"options": ["1. 好的", "好的！", "还有别的吗"]}, {"options": ZH_OPTIONS}]
     resp = await sapi.client.post(suggest_url(conv["id"], anchor), headers=ALICE)
     assert resp.status_code == 201 and resp.json()["options"] == ZH_OPTIONS
-    assert "rejected" in script.requests[1].messages[-1].content  # the repair names the problems
+    problem, note = script.requests[1].messages[-2:]
+    assert "duplicate of option 1" in problem.content  # the repair names the problem
+    assert "请用中文写出全部选项。" in note.content  # and restates the language in that language
     [row] = await suggestion_rows(engine, conv["id"])
     assert row.status == "ready" and row.attempts == 2 and row.problems[0] and row.problems[1] == []
+    assert row.model == "function-fake"  # the model that answered, as the host reported it
 
 
 async def test_conservative_fallback_only_when_configured_and_flagged(sapi: Api, script: AutoReplyScript, engine) -> None:

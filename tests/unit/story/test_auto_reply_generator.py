@@ -1,14 +1,20 @@
-"""The generation loop against a tiny scripted fake model: repair, failure, fallback, anchoring."""
+"""The generation against a tiny scripted fake joined to the app's one structured path
+(``Structured``): every request carries the real wire schema, and the real repair loop runs."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
+from app.llm.schema import strict_problems, unbounded
+from app.llm.simulator.instances import generate_instance
+from app.llm.simulator.language import detect_language
+from app.llm.structured import Structured
 from story.auto_reply import (
     Anchor,
     AutoReplyConfig,
@@ -19,6 +25,7 @@ from story.auto_reply import (
     SuggestionInput,
     generate_suggestions,
 )
+from story.auto_reply.generator import MAX_ATTEMPTS
 from story.auto_reply.validate import check_options
 
 
@@ -32,14 +39,15 @@ class FakeUsage:
 @dataclass
 class FakeResult:
     text: str
-    usage: FakeUsage | None = None
+    usage: FakeUsage = field(default_factory=lambda: FakeUsage(100, 20))
     model: str = "fake-model"
     finish_reason: str | None = "stop"
 
 
 @dataclass
-class ScriptedModel:
-    """Answers in order: a list of options (as JSON), raw text, a FakeResult, or an exception."""
+class ScriptedModel(Structured):
+    """Answers in order: a list of options (as JSON), raw text, a FakeResult, or an exception.
+    ``complete_struct`` comes from the app's one structured path and runs over ``complete``."""
 
     script: list[Any]
     history: list[Any] = field(default_factory=list)
@@ -76,13 +84,59 @@ def config(**kw) -> AutoReplyConfig:
     return AutoReplyConfig(**kw)
 
 
-async def test_valid_first_answer_is_returned_with_usage_and_model():
+async def test_valid_first_answer_is_returned_with_usage():
     model = ScriptedModel([GOOD_ZH])
     result = await generate_suggestions(model, make_input(), config())
-    assert result.options == GOOD_ZH
-    assert result.fallback is False and result.model == "fake-model"
+    assert result.options == GOOD_ZH and result.fallback is False
     assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.estimated) == (100, 20, False)
-    assert [a.problems for a in result.attempts] == [[]]
+    assert result.usage.total_tokens == 120
+    assert [a.problems for a in result.attempts] == [[]] and len(model.history) == 1
+
+
+async def test_options_are_cleaned_of_list_markers_and_a_code_fence_is_tolerated():
+    fenced = "```json\n" + json.dumps({"options": ["1. " + GOOD_ZH[0], *GOOD_ZH[1:]]}, ensure_ascii=False) + "\n```"
+    result = await generate_suggestions(ScriptedModel([fenced]), make_input(), config())
+    assert result.options == GOOD_ZH and len(result.attempts) == 1
+
+
+async def test_the_model_receives_the_wire_schema_with_the_count_and_length_bounds():
+    model = ScriptedModel([GOOD_ZH])
+    await generate_suggestions(model, make_input(), config(suggestion_count=3, max_suggestion_chars=120))
+    sent = model.history[0].response_schema
+    schema = sent.schema
+    assert sent.name == "auto_reply_options"
+    assert schema["type"] == "object" and schema["additionalProperties"] is False
+    assert schema["required"] == list(schema["properties"]) == ["options"]
+    options = schema["properties"]["options"]
+    assert options["type"] == "array" and options["minItems"] == options["maxItems"] == 3
+    assert options["items"] == {"type": "string", "maxLength": 120}
+    assert strict_problems(schema) == [] and unbounded(schema) == []  # strict-mode valid, nothing to loop on
+
+
+class SchemaFollowing(Structured):
+    """Answers what the sent schema allows, as a strict-mode server does (the simulator's instances,
+    in the language of the last user message): it never sees a prompt-only rule."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.history: list[Any] = []
+
+    async def complete(self, request):
+        self.history.append(request)
+        language = detect_language(request.messages[-1].content)
+        value = generate_instance(request.response_schema.schema, self.rng, language)
+        return FakeResult(json.dumps(value, ensure_ascii=False))
+
+
+@pytest.mark.parametrize("language, anchor", [("zh-CN", "守卫伸手索要手令：手令呢？"), ("ja-JP", "通行証はどこですか？"), ("ko-KR", "통행증은 어디 있어요?")])
+async def test_a_schema_following_model_is_valid_on_the_first_attempt(language, anchor):
+    for seed in range(10):
+        model = SchemaFollowing(seed)
+        count, chars = 2 + seed % 3, 32 + seed * 10
+        result = await generate_suggestions(model, make_input(language=language, anchor_text=anchor),
+                                            config(suggestion_count=count, max_suggestion_chars=chars))  # fmt: skip
+        assert [a.problems for a in result.attempts] == [[]], (seed, result.attempts)
+        assert len(result.options) == count and all(len(o) <= chars for o in result.options)
 
 
 async def test_request_carries_purpose_schema_limits_and_timeout():
@@ -93,6 +147,7 @@ async def test_request_carries_purpose_schema_limits_and_timeout():
     assert (req.max_tokens, req.timeout_s, req.temperature, req.model_config_id) == (200, 5.0, 0.3, "small")
     assert req.response_schema.schema["required"] == ["options"]
     assert req.response_schema.schema["additionalProperties"] is False
+    assert req.response_schema.schema["properties"]["options"]["maxItems"] == 3
     assert "Chinese (zh-CN)" in req.messages[0].content and "守卫" in req.messages[0].content
 
 
@@ -102,20 +157,38 @@ async def test_invalid_answer_is_repaired_on_attempt_two_with_previous_output_an
     result = await generate_suggestions(model, make_input(), config())
     assert result.options == GOOD_ZH
     assert [len(a.problems) for a in result.attempts] == [1, 0]
-    repair = model.history[1].messages
-    assert repair[-2].role == "assistant" and repair[-2].content == bad
-    assert "option 1: wrong script for language zh-CN (no Chinese (Han) characters)" in repair[-1].content
+    first, repair = model.history[0], model.history[1]
+    assert repair.messages[: len(first.messages)] == first.messages
+    answer, problem, note = repair.messages[len(first.messages):]
+    assert answer.role == "assistant" and answer.content == bad
+    assert problem.role == "user" and "option 1: wrong script for language zh-CN (no Chinese (Han) characters)" in problem.content
+    # the language is restated in that language, with the task's numbers, as the last thing read
+    assert "Chinese (zh-CN)" in note.content and "请用中文写出全部选项。" in note.content
+    assert "exactly 3 distinct options" in note.content and "at most 160 characters" in note.content
+    assert repair.temperature > first.temperature  # a repair changes the request
+    assert repair.response_schema == first.response_schema
     assert result.usage.input_tokens == 200 and result.usage.output_tokens == 40
+
+
+async def test_the_repair_note_restates_other_languages_in_that_language():
+    bad = json.dumps({"options": ["Where is it?", "I wait.", "Fine."]})
+    model = ScriptedModel([bad, ["通行証を探す。", "どこで再発行できますか？", "少し待ちます。"]])
+    result = await generate_suggestions(model, make_input(language="ja-JP"), config())
+    assert len(result.attempts) == 2
+    note = model.history[1].messages[-1].content
+    assert "Japanese (ja-JP)" in note and "すべての選択肢を日本語で書いてください。" in note
 
 
 async def test_repair_on_attempt_three_sends_only_the_latest_rejected_output():
     model = ScriptedModel([GOOD_ZH[:2], ["守卫：站住", *GOOD_ZH[1:]], GOOD_ZH])
     result = await generate_suggestions(model, make_input(), config())
     assert result.options == GOOD_ZH and len(result.attempts) == 3
+    base = len(model.history[0].messages)
     third = model.history[2].messages
-    assert "守卫：站住" in third[-2].content
-    assert 'option 1: written as a line spoken by "守卫"' in third[-1].content
-    assert "expected exactly 3 options, got 2" not in third[-1].content
+    assert len(third) == base + 3  # the base prompt, the latest answer, its problems, the note
+    assert third[-3].role == "assistant" and "守卫：站住" in third[-3].content
+    assert 'option 1: written as a line spoken by "守卫"' in third[-2].content
+    assert not any("expected exactly 3 options, got 2" in m.content for m in third)
 
 
 async def test_three_failures_raise_the_error_with_problems_per_attempt_and_no_options():
@@ -127,25 +200,73 @@ async def test_three_failures_raise_the_error_with_problems_per_attempt_and_no_o
     assert err.code == "auto_reply_generation_failed" and err.attempts == 3
     assert err.problems_per_attempt[0][0].startswith("option 3: duplicate of option 1")
     assert err.problems_per_attempt[1] == ["option 1: over length (170 > 160 chars)"]
-    assert err.problems_per_attempt[2][0].startswith("output is not valid JSON")
+    assert err.problems_per_attempt[2][0].startswith("the reply is not valid JSON")
     assert not hasattr(err, "options") and err.usage.input_tokens == 300
+    assert len(model.history) == MAX_ATTEMPTS == 3
+
+
+async def test_answers_that_break_the_schema_are_rejected_and_named():
+    model = ScriptedModel(['{"options": ["我等等"], "extra": 1}', '["我等等", "你说吧", "好的"]', "sure! here you go"])
+    with pytest.raises(AutoReplyGenerationFailed) as info:
+        await generate_suggestions(model, make_input(), config())
+    first, second, third = info.value.problems_per_attempt
+    assert first[0].startswith("the JSON does not match the schema") and "extra" in first[0]
+    assert second[0].startswith("the JSON does not match the schema")
+    assert third[0].startswith("the reply is not valid JSON")
 
 
 async def test_model_errors_and_timeouts_count_as_failed_attempts():
     class SlowFirst(ScriptedModel):
+        """A host that enforces the request's ``timeout_s`` on each call, as the gateway does."""
+
         async def complete(self, request):
             if not self.history:
                 self.history.append(request)
-                await asyncio.sleep(5)
+                async with asyncio.timeout(request.timeout_s):
+                    await asyncio.sleep(5)
             return await super().complete(request)
 
     model = ScriptedModel([RuntimeError("upstream 500"), GOOD_ZH])
     result = await generate_suggestions(model, make_input(), config())
     assert result.attempts[0].problems == ["model call failed: RuntimeError: upstream 500"]
     assert model.history[1].messages == model.history[0].messages  # nothing to repair
+    assert result.attempts[1].problems == [] and result.options == GOOD_ZH
     result = await generate_suggestions(SlowFirst([GOOD_ZH]), make_input(), config(timeout_ms=1000))
     assert result.attempts[0].problems == ["model call timed out after 1000 ms"]
     assert result.options == GOOD_ZH
+
+
+async def test_a_model_error_after_a_rejected_answer_keeps_the_three_attempt_budget():
+    bad = json.dumps({"options": GOOD_ZH[:2]}, ensure_ascii=False)
+    model = ScriptedModel([bad, RuntimeError("upstream 500"), bad, GOOD_ZH])
+    with pytest.raises(AutoReplyGenerationFailed) as info:
+        await generate_suggestions(model, make_input(), config())
+    assert len(model.history) == 3 and info.value.attempts == 3
+    assert info.value.problems_per_attempt == [
+        ["expected exactly 3 options, got 2"],
+        ["model call failed: RuntimeError: upstream 500"],
+        ["expected exactly 3 options, got 2"],
+    ]
+    assert model.history[2].messages == model.history[0].messages  # a fresh start after the error
+    assert model.history[1].messages[-3].content == bad  # the repair before the error
+
+
+async def test_a_host_that_never_answers_is_cut_at_the_generations_time_budget():
+    class Silent(ScriptedModel):
+        """Ignores the request's ``timeout_s``: the generator's own bound must hold."""
+
+        async def complete(self, request):
+            self.history.append(request)
+            await asyncio.sleep(60)
+
+    model = Silent([])
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(AutoReplyGenerationFailed) as info:
+        await generate_suggestions(model, make_input(), config(timeout_ms=1000))
+    assert loop.time() - started < MAX_ATTEMPTS * 1.0 + 1.0
+    assert info.value.attempts == 1 and len(model.history) == 1
+    assert "no answer within the generation's budget (3 × 1000 ms)" in info.value.problems_per_attempt[0][0]
 
 
 async def test_conservative_fallback_only_when_configured_and_flagged():
@@ -203,19 +324,23 @@ async def test_cancellation_propagates_into_the_model_call():
     assert seen == ["cancelled"]
 
 
-async def test_missing_provider_usage_is_estimated_from_the_text():
-    text = json.dumps({"options": GOOD_EN})
-    model = ScriptedModel([FakeResult(text, usage=None)])
+async def test_usage_estimated_by_the_host_stays_marked_estimated_and_is_summed():
+    """A provider without usage is estimated by the host (``app.llm.usage``); the library keeps the flag."""
+    bad = json.dumps({"options": GOOD_EN[:2]})
+    model = ScriptedModel([FakeResult(bad, FakeUsage(30, 12)), FakeResult(json.dumps({"options": GOOD_EN}), FakeUsage(50, 15, estimated=True))])
     result = await generate_suggestions(model, make_input(language="en", anchor_text="Where is your pass?"), config())
     assert result.usage.estimated is True
-    assert result.usage.output_tokens == -(-len(text) // 4)
-    assert result.usage.total_tokens == result.usage.input_tokens + result.usage.output_tokens
+    assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.total_tokens) == (80, 27, 107)
 
 
-async def test_cut_off_output_names_the_token_limit():
-    model = ScriptedModel([FakeResult('{"options": ["我', FakeUsage(10, 384), finish_reason="length"), GOOD_ZH])
+async def test_cut_off_output_names_the_token_limit_and_is_never_resent():
+    model = ScriptedModel([FakeResult('{"options": ["我翻找', FakeUsage(10, 384), finish_reason="length"), GOOD_ZH])
     result = await generate_suggestions(model, make_input(), config())
     assert "output was cut off at maxTokens (384)" in result.attempts[0].problems
+    assert result.options == GOOD_ZH
+    repair = model.history[1].messages
+    assert not any('{"options": ["我翻找' in m.content for m in repair)
+    assert all(m.role != "assistant" for m in repair)
 
 
 async def test_disabled_config_makes_no_model_call():
@@ -230,3 +355,5 @@ async def test_suggestion_count_and_length_limits_come_from_the_config():
     result = await generate_suggestions(model, make_input(), config(suggestion_count=2, max_suggestion_chars=32))
     assert result.options == ["我等等", "你说吧"]
     assert "exactly 2 different options" in model.prompt() and "at most 32 characters" in model.prompt()
+    options = model.history[0].response_schema.schema["properties"]["options"]
+    assert (options["minItems"], options["maxItems"], options["items"]["maxLength"]) == (2, 2, 32)
