@@ -51,6 +51,24 @@ class ChatModel(Protocol):
     async def complete(self, request: ModelRequest) -> ModelResultLike: ...
 
 
+class StructuredResultLike(Protocol):
+    value: Any
+    usage: UsageLike
+    attempts: list[Any]  # each with ``problem`` (None for the accepted one)
+
+
+class StructuredModel(ChatModel, Protocol):
+    """A model with the host's one structured path: the library passes the Struct type, its
+    per-request constraints (ids as ``enum``s, ``maxItems``, ``maxLength``) and its repair budget;
+    the host builds the wire schema, decodes, runs ``validate`` and repairs. When the budget is
+    spent it raises an error carrying ``problems`` (one per response) and ``usage``."""
+
+    async def complete_struct(
+        self, request: ModelRequest, output_type: type, *, constraints: Any = None, repairs: int = 1,
+        validate: Any = None,
+    ) -> StructuredResultLike: ...
+
+
 class SavedMessage(msgspec.Struct, frozen=True):
     """A chat message as the host's database holds it now (it may have been edited)."""
 

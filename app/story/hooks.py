@@ -18,7 +18,7 @@ import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.conversations.settings import StorySettings
-from app.db.models import Message
+from app.db.models import Message, utcnow
 from app.errors import StaleStateWrite
 from app.story import repository
 from app.story.messages import DbMessageReader, load_history
@@ -114,10 +114,12 @@ class StoryHooks:
         token = prep.token
         if not isinstance(token, StoryToken):
             return None
+        res, stored = token.result, token.stored
+        if not res.write and stored is not None and res.outcome != "read_only":
+            await self._record_failure(stored, res, token.config)
         if message is None:  # actor failed or was dropped: nothing is saved
             return None
         t0 = time.perf_counter()
-        res, stored = token.result, token.stored
         outcome, revision = res.outcome, stored.revision if stored else None
         diagnostics = list(res.diagnostics)
         if res.write and stored is not None:
@@ -140,10 +142,11 @@ class StoryHooks:
     async def _save(self, stored: StoredState, fin: Any, res: BeforeActorResult, diagnostics: list[Diagnostic],
                     cfg: StorySettings) -> tuple[str, int | None]:
         """One CAS write; a conflict or an oversized state is reported, the reply stays."""
-        last = {"outcome": fin.status, "toolCalls": list(res.tool_calls)}
+        last = last_outcome(fin.status, res.tool_calls)
         try:
             async with asyncio.timeout(cfg.post_turn_timeout_ms / 1000), self.sessions() as session:
                 if fin.payload is None:  # over maxStateBytes: mark failed, keep the last good envelope
+                    last = last_outcome("failed", res.tool_calls, failure_reason(fin.diagnostics), stored.last_outcome)
                     rev = await repository.compare_and_swap(session, stored.id, stored.revision, status="failed",
                                                             last_outcome=last)  # fmt: skip
                     return "failed", rev
@@ -160,3 +163,56 @@ class StoryHooks:
         except TimeoutError:
             diagnostics.append(Diagnostic("story_save_timeout", f"over {cfg.post_turn_timeout_ms} ms"))
             return "failed", stored.revision
+
+    async def _record_failure(self, stored: StoredState, res: BeforeActorResult, cfg: StorySettings) -> None:
+        """A turn that wrote no state still says so in the row: the report shows what happened last
+        (``init_failed`` with the reason) and how many turns in a row failed, not ``not_started``."""
+        kind = failure_kind(res)
+        status = stored.status
+        if stored.envelope is None:
+            status = "init_failed" if kind == "init_failed" else "failed"
+        last = last_outcome(kind, res.tool_calls, failure_reason(res.diagnostics), stored.last_outcome)
+        try:
+            async with asyncio.timeout(cfg.post_turn_timeout_ms / 1000), self.sessions() as session:
+                await repository.record_outcome(session, stored.id, stored.revision, status=status, last_outcome=last)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - the report is informational; the reply must not fail for it
+            log.exception("could not record the story outcome of row %s", stored.id)
+
+
+# Diagnostics that explain a failure, most telling first when several are present.
+_REASON_CODES = ("invalid_model_output", "model_timeout", "model_failed", "story_error", "state_too_large",
+                 "story_state_unreadable", "prepared_mismatch", "pending_actor_missing", "advance_pending",
+                 "story_init_failed")
+
+
+def failure_kind(res: BeforeActorResult) -> str:
+    if any(c == "story_init:failed" for c in res.tool_calls):
+        return "init_failed"
+    if res.outcome == "advance_pending":
+        return "advance_pending"
+    if any(d.code == "story_error" for d in res.diagnostics):
+        return "error"
+    return "prepare_failed"
+
+
+def failure_reason(diagnostics: list[Diagnostic]) -> str:
+    for code in _REASON_CODES:
+        found = [d for d in diagnostics if d.code == code]
+        if found:
+            d = found[-1]
+            return f"{d.code}: {d.message}"[:500] if d.message else d.code
+    return diagnostics[-1].code if diagnostics else "unknown"
+
+
+def last_outcome(kind: str, tool_calls: list[str], reason: str | None = None,
+                 previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The row's ``last_outcome``: what happened, why, when, and failures in a row (0 after a success)."""
+    out: dict[str, Any] = {"kind": kind, "at": utcnow().isoformat(), "toolCalls": list(tool_calls)}
+    if reason is None:
+        out["failures"] = 0
+    else:
+        out["reason"] = reason
+        out["failures"] = int((previous or {}).get("failures") or 0) + 1
+    return out

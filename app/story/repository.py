@@ -107,3 +107,19 @@ async def compare_and_swap(
         raise StaleStateWrite(expected_revision, actual)
     await session.commit()
     return int(new_revision)
+
+
+async def record_outcome(session: AsyncSession, row_id: int, expected_revision: int, *, status: str,
+                         last_outcome: dict[str, Any]) -> bool:
+    """Note what happened in a turn that wrote no state (a failed init, a pending advance) without
+    bumping the revision: the state did not change, so a writer holding this revision stays valid.
+    Only when the row is still at ``expected_revision``, so a newer write's outcome is never
+    overwritten. Returns whether it was recorded. Commits."""
+    result = await session.execute(
+        update(StoryState)
+        .where(StoryState.id == row_id, StoryState.revision == expected_revision)
+        .values(status=status, last_outcome=last_outcome, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    await session.commit()
+    return bool(result.rowcount)

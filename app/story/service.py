@@ -28,10 +28,13 @@ from story.coordinator.report import StatusReport, status_report
 class StoryStatusOut(ApiStruct):
     conversation_id: str
     agent_id: str
-    status: str  # not_started | waiting_for_acceptance | accepted | failed | unreadable
+    status: str  # not_started | init_failed | waiting_for_acceptance | accepted | failed | unreadable
     revision: int
     updated_at: datetime | None = None
+    # What happened last: {"kind": init_failed | advance_pending | waiting_for_acceptance | ..., "reason",
+    # "at", "toolCalls", "failures"}; a turn that wrote no state (a failed init) is recorded too.
     last_outcome: dict[str, Any] | None = None
+    failure_count: int = 0  # turns in a row whose Story failed (0 after a success)
     report: StatusReport | None = None
     state: dict[str, Any] | None = None  # admins only
 
@@ -55,7 +58,8 @@ async def story_status(session: AsyncSession, principal: Principal, conversation
             raise NotFound(f"agent {agent_id} is not in conversation {conv.id}", code="agent_not_found")
         return StoryStatusOut(conversation_id=conv.id, agent_id=agent_id, status="not_started", revision=0)
     out = StoryStatusOut(conversation_id=conv.id, agent_id=agent_id, status=stored.status, revision=stored.revision,
-                         updated_at=stored.updated_at, last_outcome=stored.last_outcome)  # fmt: skip
+                         updated_at=stored.updated_at, last_outcome=stored.last_outcome,
+                         failure_count=int((stored.last_outcome or {}).get("failures") or 0))  # fmt: skip
     if stored.envelope is None:
         out.status = "not_started" if stored.status == "empty" else stored.status
         return out

@@ -17,6 +17,8 @@ from story.narrative.rebranch import LineDraft
 from story.narrative.state import init_narrative_snapshot
 from story.narrative.types import EmotionState, Line, NarrativeSnapshot
 from story.ports import ChatMessage
+from story.tools import bounds as b
+from story.tools.bounds import Clue, Id, Name, Summary, Title
 from story.tools.common import Diagnostic, StoryContext, StoryModelConfig, Usage
 from story.tools.structured import call_structured
 from story.world.state import WorldInvalid, create_world_snapshot, norm_name
@@ -32,25 +34,25 @@ class PersonaSource(msgspec.Struct, frozen=True):
 
 
 class InitBackground(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    id: str
-    title: str
-    summary: str
+    id: Id
+    title: Title
+    summary: Summary
     kind: Literal["conflict", "progress"]
     countdown: int
 
 
 class InitThread(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    id: str
-    owner: str
-    title: str
-    clue: str
-    invitation: str
+    id: Id
+    owner: Name
+    title: Title
+    clue: Clue
+    invitation: Clue
 
 
 class InitEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    id: str
-    title: str
-    summary: str
+    id: Id
+    title: Title
+    summary: Summary
 
 
 class InitProposal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -60,7 +62,20 @@ class InitProposal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seeds: list[InitThread]
     main: LineDraft
     sub: LineDraft
-    emotion_label: str
+    emotion_label: b.Label
+
+
+SEEDS_MAX = 3
+COUNTDOWN_MIN, COUNTDOWN_MAX = 1, 6
+
+
+def init_constraints(policy: WorldPolicy) -> b.Constraints:
+    """The world's capacities as list bounds, so a schema-following answer fits the policy."""
+    return b.merge(
+        b.at_most("backgrounds", policy.backgrounds_max), b.at_most("undercurrents", policy.undercurrents_max),
+        b.at_most("seeds", SEEDS_MAX),
+        {"backgrounds[].countdown": {"minimum": COUNTDOWN_MIN, "maximum": COUNTDOWN_MAX}},
+    )  # fmt: skip
 
 
 class InitResult(msgspec.Struct, frozen=True):
@@ -85,8 +100,9 @@ def init_problems(p: InitProposal, protected: str, policy: WorldPolicy) -> list[
         problems.append(f"at most {policy.backgrounds_max} backgrounds")
     if len(p.undercurrents) > policy.undercurrents_max:
         problems.append(f"at most {policy.undercurrents_max} undercurrents")
-    problems += [f"background {b.id!r} countdown must be 1..6" for b in p.backgrounds if not 1 <= b.countdown <= 6]
-    ids = [p.foreground.id, *(b.id for b in p.backgrounds), *(t.id for t in [*p.undercurrents, *p.seeds])]
+    problems += [f"background {g.id!r} countdown must be 1..6" for g in p.backgrounds
+                 if not COUNTDOWN_MIN <= g.countdown <= COUNTDOWN_MAX]
+    ids = [p.foreground.id, *(g.id for g in p.backgrounds), *(t.id for t in [*p.undercurrents, *p.seeds])]
     if len(set(ids)) != len(ids):
         problems.append("ids must be unique")
     return problems
@@ -94,10 +110,13 @@ def init_problems(p: InitProposal, protected: str, policy: WorldPolicy) -> list[
 
 SYSTEM = (
     "You set up an interactive story around the character {name}. From the material, describe: the current "
-    "foreground event (what is happening now), up to 3 offstage backgrounds with countdowns 1-6, up to 5 hidden "
-    "undercurrents and some seeds for later, each owned by an existing person or group of the material (never by "
-    "{name}), and a main and a sub line. Only established facts may be stated as facts; future developments are "
-    "intentions, never things that already happened. Write all text in {lang}. Answer in JSON."
+    "foreground event (what is happening now), up to {bg} offstage backgrounds with countdowns 1-6, up to {uc} hidden "
+    "undercurrents and up to {seeds} seeds for later, each owned by an existing person or group of the material (never "
+    "by {name}), and a main and a sub line. Only established facts may be stated as facts; future developments are "
+    "intentions, never things that already happened. Ids: short unique slugs (at most {ids} characters). Keep texts "
+    "short: titles and owners at most {title} characters, summaries {summary}, clues and invitations {clue}; a line's "
+    "theme {theme}, direction {direction}, experience {experience}; the emotion label one word. Write all text in "
+    "{lang}. Answer in JSON."
 )
 
 
@@ -105,17 +124,21 @@ async def initialize_story(model: StoryModelConfig, ctx: StoryContext, persona: 
                            history: list[HistoryMessage], current_input: str, seed: int = 731) -> InitResult:
     """``world``/``narrative`` are None when the model was unavailable or invalid twice."""
     policy = WorldPolicy(protected_owners=[persona.name])
-    msgs = [ChatMessage("system", SYSTEM.format(name=persona.name, lang=ctx.language)),
-            ChatMessage("user", compile_source(persona, history, current_input))]
+    system = SYSTEM.format(
+        name=persona.name, lang=ctx.language, bg=policy.backgrounds_max, uc=policy.undercurrents_max, seeds=SEEDS_MAX,
+        ids=b.ID_CHARS, title=b.TITLE_CHARS, summary=b.SUMMARY_CHARS, clue=b.CLUE_CHARS, theme=b.THEME_CHARS,
+        direction=b.DIRECTION_CHARS, experience=b.EXPERIENCE_CHARS,
+    )  # fmt: skip
+    msgs = [ChatMessage("system", system), ChatMessage("user", compile_source(persona, history, current_input))]
     out = await call_structured(model, ctx, "story_init.world", msgs, InitProposal,
-                                lambda v: init_problems(v, persona.name, policy))
+                                lambda v: init_problems(v, persona.name, policy), constraints=init_constraints(policy))
     if not out.ok:
         return InitResult(None, None, [*out.diagnostics, Diagnostic("story_init_failed")], out.usage)
     p: InitProposal = out.value
     try:
         world = create_world_snapshot(
             Foreground(p.foreground.id, p.foreground.title, p.foreground.summary, participants=[persona.name]),
-            backgrounds=[Background(b.id, b.title, b.summary, b.kind, b.countdown) for b in p.backgrounds],
+            backgrounds=[Background(g.id, g.title, g.summary, g.kind, g.countdown) for g in p.backgrounds],
             undercurrents=[Undercurrent(t.id, t.owner, t.title, t.clue, t.invitation) for t in p.undercurrents],
             seeds=[Seed(t.id, t.owner, t.title, t.clue, t.invitation) for t in p.seeds],
             policy=policy, seed=seed,

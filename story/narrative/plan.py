@@ -8,23 +8,47 @@ import msgspec
 
 from story.narrative.state import goal_problems
 from story.narrative.types import Goal, NarrativeSnapshot
+from story.tools import bounds as b
 
 replace = msgspec.structs.replace
 
 
 class PlannedGoal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    id: str
+    id: b.Id
     serves: Literal["main", "sub"]
     angle: Literal["character", "relationship", "conflict", "reveal", "reward"]
-    gist: str
-    reward: str
+    gist: b.Gist
+    reward: b.Reward
     core: bool
     priority: int
-    prerequisites: list[str]
+    prerequisites: list[b.Id]
 
 
 class PlanProposal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     goals: list[PlannedGoal]
+
+
+ANGLES = ["character", "relationship", "conflict", "reveal", "reward"]
+PREREQUISITES_MAX = 3
+
+
+def setup_goal_ids(n: NarrativeSnapshot) -> list[str]:
+    """Goals a new goal may depend on: open setup goals of the cycle and goals already completed."""
+    open_setups = [g.id for g in n.cycle.pending if not g.done and g.angle != "reward"]
+    return list(dict.fromkeys([*open_setups, *n.clock.completed_goals[-8:]]))
+
+
+def plan_constraints(n: NarrativeSnapshot) -> b.Constraints:
+    """Per request: the policy's goal count, priorities 1-5, prerequisites as an ``enum`` of goals that
+    exist (so they can neither be unknown nor form a cycle), and no reward goal while nothing could
+    be its setup."""
+    pol, setups = n.policy, setup_goal_ids(n)
+    return b.merge(
+        b.at_most("goals", pol.plan_max_goals, least=pol.plan_min_goals),
+        {"goals[].priority": {"minimum": 1, "maximum": 5}},
+        {} if setups else {"goals[].angle": {"enum": [a for a in ANGLES if a != "reward"]}},
+        b.ids_from("goals[].prerequisites", setups, PREREQUISITES_MAX),
+    )  # fmt: skip
 
 
 def _to_goal(p: PlannedGoal) -> Goal:

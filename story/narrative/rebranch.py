@@ -11,23 +11,44 @@ from typing import Literal
 import msgspec
 
 from story.narrative.types import Line, NarrativeSnapshot
+from story.tools import bounds as b
 
 replace = msgspec.structs.replace
 
 
 class LineDraft(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    theme: str
-    direction: str
-    experience: str
+    theme: b.Theme
+    direction: b.Direction
+    experience: b.Experience
 
 
 class RebranchProposal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     main: LineDraft | None
     sub: LineDraft
-    continuity: str
+    continuity: b.Continuity
 
 
-def rebranch_problems(scope: Literal["main", "sub"], p: RebranchProposal) -> list[str]:
+class MainRebranchProposal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Scope ``main``: both lines are rewritten, so ``main`` cannot be left out."""
+
+    main: LineDraft
+    sub: LineDraft
+    continuity: b.Continuity
+
+
+class SubRebranchProposal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Scope ``sub``: the schema itself keeps ``main`` null, so main cannot be rewritten by accident."""
+
+    main: None
+    sub: LineDraft
+    continuity: b.Continuity
+
+
+def rebranch_output(scope: Literal["main", "sub"]) -> type:
+    return MainRebranchProposal if scope == "main" else SubRebranchProposal
+
+
+def rebranch_problems(scope: Literal["main", "sub"], p: RebranchProposal | MainRebranchProposal | SubRebranchProposal) -> list[str]:
     problems = []
     if scope == "main" and p.main is None:
         problems.append("scope main needs a main line")
@@ -41,7 +62,8 @@ def rebranch_problems(scope: Literal["main", "sub"], p: RebranchProposal) -> lis
     return problems
 
 
-def apply_rebranch(n: NarrativeSnapshot, scope: Literal["main", "sub"], p: RebranchProposal, turn_id: str) -> NarrativeSnapshot:
+def apply_rebranch(n: NarrativeSnapshot, scope: Literal["main", "sub"],
+                   p: RebranchProposal | MainRebranchProposal | SubRebranchProposal, turn_id: str) -> NarrativeSnapshot:
     main = n.main
     if scope == "main" and p.main is not None:
         main = replace(main, theme=p.main.theme, direction=p.main.direction, experience=p.main.experience, starve=0)

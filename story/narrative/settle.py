@@ -13,6 +13,7 @@ from typing import Literal
 import msgspec
 
 from story.narrative.types import Cycle, NarrativeSnapshot, Trial, Vad
+from story.tools import bounds as b
 from story.tools.common import Diagnostic
 
 replace = msgspec.structs.replace
@@ -20,14 +21,14 @@ SETTLED_ID_WINDOW = 64
 
 
 class CompletedClaim(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    goal_id: str
-    evidence: str
+    goal_id: b.Id
+    evidence: b.Quote
 
 
 class ProgressClaim(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     line: Literal["main", "sub"]
-    evidence: str
-    note: str
+    evidence: b.Quote
+    note: b.Note
 
 
 class EmotionObservation(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -41,7 +42,22 @@ class SettleProposal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     completed_goals: list[CompletedClaim]
     line_progress: list[ProgressClaim]
     emotion: EmotionObservation | None
-    new_pursuit: str  # "" when the user showed no explicit new pursuit
+    new_pursuit: b.Pursuit  # "" when no explicit new pursuit
+
+
+COMPLETED_CLAIMS_MAX = 4
+
+
+def settle_constraints(n: NarrativeSnapshot) -> b.Constraints:
+    """Per request: completed goals name open goals (an ``enum``), one claim per line, emotion in range."""
+    open_ids = [g.id for g in n.cycle.pending if not g.done]
+    claims = ({"completed_goals": {"maxItems": min(COMPLETED_CLAIMS_MAX, len(open_ids))},
+               "completed_goals[].goal_id": {"enum": open_ids}} if open_ids else {"completed_goals": {"maxItems": 0}})
+    return b.merge(
+        claims, b.at_most("line_progress", 2),
+        {"emotion.valence": {"minimum": -1, "maximum": 1}, "emotion.arousal": {"minimum": 0, "maximum": 1},
+         "emotion.dominance": {"minimum": 0, "maximum": 1}},
+    )  # fmt: skip
 
 
 class NextAction(msgspec.Struct, frozen=True):

@@ -12,11 +12,15 @@ from typing import Literal
 import msgspec
 
 from story.ports import ChatMessage
+from story.tools import bounds as b
 from story.tools.common import (
     Diagnostic, InvalidToolInput, StoryContext, StoryModelConfig, StoryTool, ToolHooks, Usage,
 )
 from story.tools.structured import call_structured
-from story.world.advance import AdvanceProposal, commit_turn, proposal_problems, writer_problems
+from story.world.advance import (
+    CHOICES_MAX, NEW_SEEDS_MAX, OFFSTAGE_RESULTS_MAX, AdvanceProposal, advance_constraints, commit_turn,
+    proposal_problems, writer_problems,
+)
 from story.world.mechanics import WorldEvent
 from story.world.stage import PreparedMismatch, StoryPreparedTurn, restore_prepared
 from story.world.types import Choice, NextForeground, WorldSnapshot
@@ -52,10 +56,15 @@ def _messages(prep: StoryPreparedTurn, prose: str, lang: str, world_context: str
     system = (
         "You settle a role-play world after an accepted reply. Report only what the accepted text shows. "
         "invitation_delivered: true only if the pending invitation visibly reached the user. "
-        "shown_injection_ids: pending consequences the text showed. offstage_results: new offstage consequences "
-        "of listed sources. new_backgrounds/new_seeds: only matters consistent with the text, with new ids; "
+        "shown_injection_ids: pending consequences the text showed. offstage_results: at most "
+        f"{OFFSTAGE_RESULTS_MAX} new offstage consequences of listed sources ({b.RESULT_CHARS} characters each). "
+        f"new_backgrounds (at most {max(0, w.policy.backgrounds_max - len(w.backgrounds))})/new_seeds (at most "
+        f"{NEW_SEEDS_MAX}): only matters consistent with the text, with new short ids (at most {b.ID_CHARS} characters); "
         f"never owned by protected characters ({', '.join(w.policy.protected_owners) or 'none'}). "
         "next_foreground: a legal successor event if the current one is ending, else null. "
+        f"choices: at most {CHOICES_MAX} options for the user ({b.CHOICE_CHARS} characters). Titles at most "
+        f"{b.TITLE_CHARS} characters, summaries {b.SUMMARY_CHARS}, clues and invitations {b.CLUE_CHARS}. "
+        "Leave a list empty when the text shows nothing for it. "
         f"Write texts in {lang}. Answer in JSON."
     )
     user = (
@@ -97,7 +106,7 @@ class PovAdvanceWorld(StoryTool[AdvanceInput, AdvanceResult]):
         if self.model is not None:
             out = await call_structured(
                 self.model, ctx, "story.advance", _messages(prep, inp.writer.prose, ctx.language, inp.world_context),
-                AdvanceProposal, lambda p: proposal_problems(w, p, reserved),
+                AdvanceProposal, lambda p: proposal_problems(w, p, reserved), constraints=advance_constraints(w),
             )
             usage, diags = out.usage, list(out.diagnostics)
             if not out.ok:

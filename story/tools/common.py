@@ -12,7 +12,7 @@ from typing import Any, Awaitable, Callable, Generic, Protocol, TypeVar
 
 import msgspec
 
-from story.ports import ChatModel
+from story.ports import StructuredModel
 
 
 class Cancellation(Protocol):
@@ -37,7 +37,7 @@ class StoryContext(msgspec.Struct, frozen=True):
 class StoryModelConfig:
     """The model a tool may call; credentials and routing stay with the host."""
 
-    model: ChatModel
+    model: StructuredModel
     model_config_id: str | None = None
     timeout_s: float | None = 45.0
 

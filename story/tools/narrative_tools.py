@@ -13,9 +13,9 @@ from typing import Literal
 import msgspec
 
 from story.narrative.brief import narrative_brief
-from story.narrative.plan import PlanProposal, apply_plan, plan_problems
-from story.narrative.rebranch import RebranchProposal, apply_rebranch, rebranch_problems
-from story.narrative.settle import NextAction, SettleProposal, apply_settle, settle_problems
+from story.narrative.plan import PlanProposal, apply_plan, plan_constraints, plan_problems
+from story.narrative.rebranch import apply_rebranch, rebranch_output, rebranch_problems
+from story.narrative.settle import NextAction, SettleProposal, apply_settle, settle_constraints, settle_problems
 from story.narrative.types import NarrativeSnapshot
 from story.ports import ChatMessage
 from story.tools import prompts
@@ -84,7 +84,7 @@ class NarrativePlanCycle(_ModelTool):
         system = self.options.prompt or prompts.PLAN.format(lo=p.plan_min_goals, hi=p.plan_max_goals, sub=p.plan_min_sub_goals)
         out = await call_structured(self.model, ctx, "story.plan_cycle",
                                     _msgs(system, f"{narrative_brief(n)}\n\nSetting:\n{inp.setting[:12000]}", ctx.language),
-                                    PlanProposal, lambda v: plan_problems(n, v))
+                                    PlanProposal, lambda v: plan_problems(n, v), constraints=plan_constraints(n))
         if not out.ok:
             diags = [*out.diagnostics, Diagnostic("plan_failed", "need_plan stays true")]
             return NarrativeResult(n, [NextAction("plan-cycle")], diags, out.usage, "failed")
@@ -104,7 +104,7 @@ class NarrativeSettleEvent(_ModelTool):
         user = (f"{narrative_brief(n)}\n\nEvent {inp.event_id} ({'interrupted' if inp.interrupted else 'ended'}).\n"
                 f"User actions:\n{actions}\n\nAccepted text of the whole event:\n{inp.prose}")
         out = await call_structured(self.model, ctx, "story.settle", _msgs(self.options.prompt or prompts.SETTLE, user, ctx.language),
-                                    SettleProposal, lambda v: settle_problems(n, v))
+                                    SettleProposal, lambda v: settle_problems(n, v), constraints=settle_constraints(n))
         if not out.ok or out.value.status == "unknown":
             diags = [*out.diagnostics, Diagnostic("settle_unknown", "evidence kept; retry later", {"event_id": inp.event_id})]
             return NarrativeResult(n, [], diags, out.usage, "unknown")
@@ -124,7 +124,7 @@ class NarrativeRebranch(_ModelTool):
         task = prompts.REBRANCH_MAIN.format(direction=inp.direction) if inp.scope == "main" else prompts.REBRANCH_SUB
         user = f"{narrative_brief(n)}\n\nSetting:\n{inp.setting[:12000]}"
         out = await call_structured(self.model, ctx, "story.rebranch", _msgs(self.options.prompt or task, user, ctx.language),
-                                    RebranchProposal, lambda v: rebranch_problems(inp.scope, v))
+                                    rebranch_output(inp.scope), lambda v: rebranch_problems(inp.scope, v))
         if not out.ok:
             return NarrativeResult(n, [], [*out.diagnostics, Diagnostic("rebranch_failed")], out.usage, "failed")
         snap = apply_rebranch(n, inp.scope, out.value, ctx.turn_id)

@@ -13,6 +13,7 @@ from typing import Literal
 import msgspec
 
 from story.ports import ChatMessage
+from story.tools import bounds as b
 from story.tools.common import (
     Diagnostic, InvalidToolInput, PendingTurnUnresolved, StoryContext, StoryModelConfig,
     StoryTool, ToolHooks, Usage,
@@ -38,8 +39,12 @@ class PrepareInput(msgspec.Struct, frozen=True):
 
 
 class ActionClassification(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    kind: Literal["normal", "cue", "signal"]
-    target_id: str | None
+    """One field decides: ``target_id`` null stays in the current event (normal), an available
+    event's id turns to it (cue), the delivered invitation's id answers it (signal). With the ids as a
+    per-request ``enum``, every answer a schema-following model can give is a legal action; a
+    separate ``kind`` field could contradict its target (normal with a target, cue without one)."""
+
+    target_id: b.Id | None
     companion_follows: bool | None
 
 
@@ -58,6 +63,19 @@ def signal_target(w: WorldSnapshot) -> str | None:
     return d.undercurrent_id if d is not None and d.delivered else None
 
 
+def action_targets(w: WorldSnapshot) -> list[str]:
+    """What a free action can turn to: the delivered invitation first, then the available events."""
+    sig = signal_target(w)
+    return list(dict.fromkeys([*([sig] if sig else []), *cue_targets(w)]))
+
+
+def classified_intent(w: WorldSnapshot, c: ActionClassification) -> Intent:
+    """The delivered invitation's id answers it (signal), even when the same thread is also reachable."""
+    if c.target_id is None:
+        return Intent("normal")
+    return Intent("signal" if c.target_id == signal_target(w) else "cue", c.target_id, c.companion_follows)
+
+
 def intent_problems(w: WorldSnapshot, intent: Intent) -> list[str]:
     if intent.kind == "normal":
         return [] if intent.target_id is None else ["a normal action has no target_id"]
@@ -73,10 +91,10 @@ def _classify_messages(w: WorldSnapshot, text: str, lang: str, world_context: st
     sig = signal_target(w)
     invitation = f"{sig}: {w.pending_signal_demand.invitation}" if sig and w.pending_signal_demand else "(none)"
     system = (
-        "You classify a role-play user's action. kind=normal: stays in the current event. "
-        "kind=cue: the user actively turns to one of the available events (target_id = its id). "
-        "kind=signal: the user answers the delivered invitation (target_id = its id). "
-        "Only ids listed are valid; when unsure answer normal with target_id null. "
+        "You classify a role-play user's action. target_id null: the user stays in the current event. "
+        "target_id = the id of an available event: the user actively turns to it. "
+        "target_id = the delivered invitation's id: the user answers the invitation. "
+        "Only ids listed are valid; when unsure answer null. "
         "companion_follows: whether the companions follow a transition, else null. Answer in JSON."
     )
     user = (
@@ -122,16 +140,18 @@ class PovPrepareTurn(StoryTool[PrepareInput, StoryPreparedTurn]):
                 raise InvalidToolInput(self.name, "; ".join(problems))
         elif self.model is None:
             intent = Intent("normal")
+        elif not action_targets(w):  # nothing to turn to: only "normal" is possible, no need to ask
+            intent = Intent("normal")
+            diags.append(Diagnostic("classification_skipped", "no available event or delivered invitation"))
         else:
             out = await call_structured(
                 self.model, ctx, "story.prepare", _classify_messages(w, text, ctx.language, inp.world_context),
-                ActionClassification,
-                lambda c: intent_problems(w, Intent(c.kind, c.target_id, c.companion_follows)),
+                ActionClassification, lambda c: intent_problems(w, classified_intent(w, c)),
+                constraints=b.one_of("target_id", action_targets(w)),
             )
             usage, diags = out.usage, list(out.diagnostics)
             if out.ok:
-                c = out.value
-                intent = Intent(c.kind, c.target_id, c.companion_follows)
+                intent = classified_intent(w, out.value)
             else:
                 intent = Intent("normal")
                 diags.append(Diagnostic("classification_defaulted_normal"))

@@ -1,52 +1,28 @@
-"""Structured model calls: strict JSON schema from a Struct, decode, semantic check, one repair.
+"""Structured model calls through the host's one structured path, with the seed's budget.
 
-The budget is the seed's: at most one repair, so at most two model responses per call. Both
-attempts share the tool call's timeout (its expiry is recorded as ``model_timeout``). Any exception
-from the model except cancellation is a model failure: it is recorded, never raised, so each tool
-can apply its own failure policy. Cancellation (the task's, or the context's when it can be
-awaited) propagates at once, and since tools only return new snapshots nothing is half-applied.
+The library declares the output Struct, per-request constraints (ids as ``enum``s, list and
+string bounds) and its repair budget; the host's ``complete_struct`` builds the wire schema,
+decodes, checks and repairs (``story.ports.StructuredModel``). The budget is the seed's: at most
+one repair, so at most two model responses per call, sharing the tool call's timeout (its expiry
+is recorded as ``model_timeout``). Any exception from the model except cancellation is a model
+failure: it is recorded, never raised, so each tool can apply its own failure policy.
+Cancellation (the task's, or the context's when it can be awaited) propagates at once, and
+since tools only return new snapshots nothing is half-applied.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
+from collections.abc import Mapping
 from typing import Any, Callable, TypeVar
 
 import msgspec
 
-from story.ports import ChatMessage, ModelRequest, ResponseSchema
+from story.ports import ChatMessage, ModelRequest
 from story.tools.common import Diagnostic, StoryContext, StoryModelConfig, Usage
 
 T = TypeVar("T")
 MAX_RESPONSES = 2
-
-
-def strict_schema(struct_type: type) -> dict[str, Any]:
-    """msgspec schema fixed up for strict mode: inline root ``$ref``, all required, no defaults."""
-    raw = msgspec.json.schema(struct_type)
-    defs = raw.get("$defs", {})
-
-    def fix(node: Any) -> Any:
-        if isinstance(node, dict):
-            out = {k: fix(v) for k, v in node.items() if k not in ("default", "title")}
-            if out.get("type") == "object" and "properties" in out:
-                out["required"] = list(out["properties"])
-                out["additionalProperties"] = False
-            return out
-        if isinstance(node, list):
-            return [fix(v) for v in node]
-        return node
-
-    root, root_name = raw, None
-    if "$ref" in raw:
-        root_name = raw["$ref"].rsplit("/", 1)[-1]
-        root = dict(defs[root_name])
-    fixed = fix(root)
-    other_defs = {k: fix(v) for k, v in defs.items() if k != root_name}
-    if other_defs:
-        fixed["$defs"] = other_defs
-    return fixed
 
 
 class StructuredOutcome(msgspec.Struct):
@@ -60,30 +36,30 @@ class StructuredOutcome(msgspec.Struct):
         return self.value is not None
 
 
-def _usage_of(result: Any) -> Usage:
+def _usage_of(result: Any, calls: int) -> Usage:
     u = getattr(result, "usage", None)
     if u is None:
-        return Usage(calls=1, estimated=True)
-    return Usage(int(u.input_tokens), int(u.output_tokens), bool(u.estimated), 1)
+        return Usage(calls=calls, estimated=True)
+    return Usage(int(u.input_tokens), int(u.output_tokens), bool(u.estimated), calls)
 
 
-async def _complete(config: StoryModelConfig, request: ModelRequest, ctx: StoryContext) -> Any:
-    """The model call; a context cancellation that can be awaited (``asyncio.Event``) aborts it."""
+async def _complete(call: Any, ctx: StoryContext) -> Any:
+    """Run the model call; a context cancellation that can be awaited (``asyncio.Event``) aborts it."""
     wait = getattr(ctx.cancellation, "wait", None)
     if wait is None or not asyncio.iscoroutinefunction(wait):
-        return await config.model.complete(request)
-    call = asyncio.ensure_future(config.model.complete(request))
+        return await call
+    task = asyncio.ensure_future(call)
     cancelled = asyncio.ensure_future(wait())
     try:
-        await asyncio.wait({call, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({task, cancelled}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for f in (call, cancelled):
+        for f in (task, cancelled):
             if not f.done():
                 f.cancel()
-        await asyncio.gather(call, cancelled, return_exceptions=True)
-    if call.cancelled() or ctx.cancellation.is_set():
+        await asyncio.gather(task, cancelled, return_exceptions=True)
+    if task.cancelled() or ctx.cancellation.is_set():
         raise asyncio.CancelledError(f"story call {ctx.request_id} cancelled")
-    return call.result()
+    return task.result()
 
 
 async def call_structured(
@@ -94,52 +70,52 @@ async def call_structured(
     output_type: type[T],
     check: Callable[[T], list[str]] | None = None,
     temperature: float | None = None,
+    constraints: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> StructuredOutcome:
-    """Ask for ``output_type``; on a decode or semantic error send it back once, then give up."""
-    schema = ResponseSchema(name=output_type.__name__, schema=strict_schema(output_type))
-    convo = list(messages)
+    """Ask for ``output_type``; on a decode or semantic error the host repairs once, then gives up."""
+    ctx.check_cancelled()
     outcome = StructuredOutcome()
-    deadline = None if config.timeout_s is None else time.monotonic() + config.timeout_s
-    for attempt in range(MAX_RESPONSES):
-        ctx.check_cancelled()
-        remaining = None if deadline is None else max(0.001, deadline - time.monotonic())
-        request = ModelRequest(
-            messages=convo, purpose=purpose, response_schema=schema, temperature=temperature,
-            timeout_s=remaining, model_config_id=config.model_config_id,
-        )
-        budget = asyncio.timeout(remaining)
-        try:
-            async with budget:
-                result = await _complete(config, request, ctx)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any model error is a failure for Story
-            timed_out = budget.expired()
-            outcome.diagnostics.append(Diagnostic(
-                "model_timeout" if timed_out else "model_failed",
-                f"over the {config.timeout_s} s budget" if timed_out else f"{type(exc).__name__}: {exc}"[:500],
-                {"purpose": purpose, "attempt": attempt + 1, "error_type": type(exc).__name__,
-                 "timeout_s": config.timeout_s},
-            ))
-            return outcome
-        outcome.responses += 1
-        outcome.usage = outcome.usage.plus(_usage_of(result))
-        text = result.text or ""
-        try:
-            value = msgspec.json.decode(text.encode(), type=output_type)
-            problems = check(value) if check is not None else []
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            value, problems = None, [f"invalid JSON for {output_type.__name__}: {exc}"]
-        if not problems:
-            outcome.value = value
-            return outcome
-        outcome.diagnostics.append(Diagnostic(
-            "invalid_model_output", "; ".join(problems)[:1000], {"purpose": purpose, "attempt": attempt + 1},
-        ))
-        convo = convo + [
-            ChatMessage("assistant", text[:8000]),
-            ChatMessage("user", "Your answer was rejected: " + "; ".join(problems)[:2000]
-                        + ". Reply again with only JSON that satisfies the schema and these rules."),
-        ]
-    outcome.diagnostics.append(Diagnostic("repair_exhausted", "", {"purpose": purpose, "responses": outcome.responses}))
+    request = ModelRequest(messages=list(messages), purpose=purpose, temperature=temperature,
+                           timeout_s=config.timeout_s, model_config_id=config.model_config_id)  # fmt: skip
+    budget = asyncio.timeout(config.timeout_s)
+    try:
+        async with budget:
+            result = await _complete(config.model.complete_struct(
+                request, output_type, constraints=constraints, repairs=MAX_RESPONSES - 1, validate=check,
+            ), ctx)  # fmt: skip
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any model error is a failure for Story
+        _record_failure(outcome, exc, purpose, config, timed_out=budget.expired())
+        return outcome
+    attempts = list(getattr(result, "attempts", None) or [None])
+    outcome.responses = len(attempts)
+    outcome.usage = _usage_of(result, len(attempts))
+    for number, attempt in enumerate(attempts[:-1], start=1):
+        _invalid(outcome, purpose, number, getattr(attempt, "problem", None))
+    outcome.value = result.value
     return outcome
+
+
+def _invalid(outcome: StructuredOutcome, purpose: str, attempt: int, problem: str | None) -> None:
+    outcome.diagnostics.append(Diagnostic(
+        "invalid_model_output", (problem or "")[:1000], {"purpose": purpose, "attempt": attempt},
+    ))  # fmt: skip
+
+
+def _record_failure(outcome: StructuredOutcome, exc: Exception, purpose: str, config: StoryModelConfig,
+                    *, timed_out: bool) -> None:  # fmt: skip
+    problems = getattr(exc, "problems", None)
+    if isinstance(problems, list) and not timed_out:  # the host's repair budget is spent
+        outcome.responses = len(problems)
+        outcome.usage = _usage_of(exc, len(problems))
+        for number, problem in enumerate(problems, start=1):
+            _invalid(outcome, purpose, number, str(problem))
+        outcome.diagnostics.append(Diagnostic("repair_exhausted", "", {"purpose": purpose, "responses": len(problems)}))
+        return
+    outcome.diagnostics.append(Diagnostic(
+        "model_timeout" if timed_out else "model_failed",
+        f"over the {config.timeout_s} s budget" if timed_out else f"{type(exc).__name__}: {exc}"[:500],
+        {"purpose": purpose, "error_type": type(exc).__name__, "timeout_s": config.timeout_s,
+         "error_code": getattr(exc, "code", None)},
+    ))  # fmt: skip

@@ -12,6 +12,8 @@ from typing import Literal
 
 import msgspec
 
+from story.tools import bounds as b
+from story.tools.bounds import Clue, Id, Name, Summary, Title
 from story.world.mechanics import fresh_injection_id
 from story.world.state import is_protected, world_problems
 from story.world.types import (
@@ -23,40 +25,40 @@ NEW_BACKGROUND_COUNTDOWN = 3
 
 
 class ProposedBackground(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    id: str
-    title: str
-    summary: str
+    id: Id
+    title: Title
+    summary: Summary
     kind: Literal["conflict", "progress"]
 
 
 class ProposedResult(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    source_id: str
-    text: str
+    source_id: Id
+    text: b.ResultText
 
 
 class ProposedChoice(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    text: str
-    expect: str
+    text: b.ChoiceText
+    expect: b.Expect
     is_signal: bool
 
 
 class ProposedNext(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    id: str
-    title: str
-    summary: str
+    id: Id
+    title: Title
+    summary: Summary
 
 
 class ProposedSeed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    id: str
-    owner: str
-    title: str
-    clue: str
-    invitation: str
+    id: Id
+    owner: Name
+    title: Title
+    clue: Clue
+    invitation: Clue
 
 
 class AdvanceProposal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     invitation_delivered: bool
-    shown_injection_ids: list[str]
+    shown_injection_ids: list[Id]
     offstage_results: list[ProposedResult]
     new_backgrounds: list[ProposedBackground]
     new_seeds: list[ProposedSeed]
@@ -64,11 +66,31 @@ class AdvanceProposal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     choices: list[ProposedChoice]
 
 
+OFFSTAGE_RESULTS_MAX, NEW_SEEDS_MAX, CHOICES_MAX = 2, 2, 3
+
+
+def offstage_sources(w: WorldSnapshot) -> list[str]:
+    return [w.foreground.id, *(g.id for g in w.backgrounds), *(u.id for u in w.undercurrents)]
+
+
+def advance_constraints(w: WorldSnapshot) -> b.Constraints:
+    """Per request: shown consequences and offstage sources as ``enum``s of the current ids, the
+    backgrounds' remaining capacity, and ``invitation_delivered`` only true when one is pending."""
+    undelivered = w.pending_signal_demand is not None and not w.pending_signal_demand.delivered
+    return b.merge(
+        {} if undelivered else {"invitation_delivered": {"enum": [False]}},
+        b.ids_from("shown_injection_ids", [i.id for i in w.pending_injections]),
+        b.at_most("offstage_results", OFFSTAGE_RESULTS_MAX), b.one_of("offstage_results[].source_id", offstage_sources(w)),
+        b.at_most("new_backgrounds", w.policy.backgrounds_max - len(w.backgrounds)),
+        b.at_most("new_seeds", NEW_SEEDS_MAX), b.at_most("choices", CHOICES_MAX),
+    )  # fmt: skip
+
+
 RETIRED_WINDOW = 64
 
 
 def _live_ids(w: WorldSnapshot) -> list[str]:
-    return [w.foreground.id, *(b.id for b in w.backgrounds), *(u.id for u in w.undercurrents)]
+    return [w.foreground.id, *(g.id for g in w.backgrounds), *(u.id for u in w.undercurrents)]
 
 
 def _known_ids(w: WorldSnapshot) -> set[str]:
@@ -95,9 +117,9 @@ def proposal_problems(w: WorldSnapshot, p: AdvanceProposal, reserved: set[str] |
     known, problems = _known_ids(w) | set(reserved), []
     inj = {i.id for i in w.pending_injections}
     problems += [f"unknown injection id {i!r}" for i in p.shown_injection_ids if i not in inj]
-    sources = {b.id for b in w.backgrounds} | {u.id for u in w.undercurrents} | {w.foreground.id}
+    sources = set(offstage_sources(w))
     problems += [f"unknown offstage source {r.source_id!r}" for r in p.offstage_results if r.source_id not in sources]
-    new_ids = [b.id for b in p.new_backgrounds] + [s.id for s in p.new_seeds]
+    new_ids = [g.id for g in p.new_backgrounds] + [s.id for s in p.new_seeds]
     if p.next_foreground:
         new_ids.append(p.next_foreground.id)
     problems += [f"id {i!r} already exists" for i in new_ids if i in known]
@@ -131,7 +153,7 @@ def commit_turn(w: WorldSnapshot, turn_id: str, p: AdvanceProposal | None,
         for k, r in enumerate(p.offstage_results):
             injections.append(Injection(fresh_injection_id(f"res-{base.round}-{k}", injections), r.source_id, r.text))
         backgrounds = base.backgrounds + [
-            Background(b.id, b.title, b.summary, b.kind, NEW_BACKGROUND_COUNTDOWN) for b in p.new_backgrounds]
+            Background(g.id, g.title, g.summary, g.kind, NEW_BACKGROUND_COUNTDOWN) for g in p.new_backgrounds]
         seeds = base.seed_pool + [Seed(s.id, s.owner, s.title, s.clue, s.invitation) for s in p.new_seeds]
         nxt = base.pending_next_foreground
         if p.next_foreground is not None and nxt is None:

@@ -4,12 +4,27 @@ Covers what ``msgspec.json.schema`` + our strict fix-up emit: types (also type l
 const, anyOf/oneOf/allOf, $ref into $defs/definitions, numeric bounds (inclusive, exclusive,
 multipleOf), string lengths and common formats, array item counts (items, prefixItems,
 uniqueItems), objects with properties/required and map-like additionalProperties.
+
+Beyond validity, answers are as realistic as a schema allows, by generic rules (no stage is
+known here), so a consumer's semantic checks see what a sensible model would send:
+
+- **ids**: a free string property named ``id`` or ending in ``_id``/``Id`` gets a fresh slug
+  (``sim-3f9a0c1d``), unique in practice, never a random phrase two fields might share;
+- **quotes**: a free string property whose name contains ``quote`` or ``evidence`` gets a span
+  copied verbatim from the request's source text (the last line of its longest user message,
+  where the text under judgement usually is), cut to the property's ``maxLength``;
+- **lists cover their options**: an ``enum`` drawn again inside one list (the list's own items,
+  or the same field of each object item) takes values without replacement until all were used,
+  so five goals are not all ``main`` and two progress claims do not name the same line; free
+  strings in one list differ (ignoring case, spacing and punctuation) when the schema allows;
+- a list never exceeds its ``maxItems``, even when that is 0 (an empty choice of ids).
 """
 
 from __future__ import annotations
 
 import math
 import random
+import re
 import uuid
 from typing import Any
 
@@ -27,11 +42,23 @@ _FORMATS = {
 }
 
 
+def _norm(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+_ID_NAME = re.compile(r"(^id$|_id$|[a-z]Id$)")
+_QUOTE_NAME = re.compile(r"quote|evidence", re.IGNORECASE)
+_MIN_QUOTE = 4
+
+
 class InstanceGenerator:
-    def __init__(self, root: dict[str, Any], rng: random.Random, language: str = "en") -> None:
+    def __init__(self, root: dict[str, Any], rng: random.Random, language: str = "en", source_text: str = "") -> None:
         self.root = root
         self.rng = rng
         self.language = language
+        self.source_lines = [line.strip() for line in source_text.splitlines() if len(line.strip()) >= _MIN_QUOTE]
+        self._field: str | None = None  # the property whose value is being generated
+        self._bags: list[dict[int, list[Any]]] = []  # per open list: enum values not used yet
 
     def generate(self, schema: dict[str, Any] | None = None, depth: int = 0) -> Any:
         schema = self.root if schema is None else schema
@@ -40,7 +67,7 @@ class InstanceGenerator:
         if "const" in schema:
             return schema["const"]
         if "enum" in schema:
-            return self.rng.choice(schema["enum"])
+            return self._enum(schema)
         for key in ("anyOf", "oneOf"):
             if key in schema:
                 options = schema[key]
@@ -58,6 +85,16 @@ class InstanceGenerator:
         if kind is None:
             kind = "object" if "properties" in schema else "string"
         return getattr(self, f"_{kind}")(schema, depth)
+
+    def _enum(self, schema: dict[str, Any]) -> Any:
+        values = schema["enum"]
+        if not self._bags or not values:
+            return self.rng.choice(values)
+        bag = self._bags[-1].setdefault(id(schema), [])
+        if not bag:
+            bag.extend(values)
+            self.rng.shuffle(bag)
+        return bag.pop()
 
     def _resolve(self, ref: str) -> dict[str, Any]:
         if not ref.startswith("#"):
@@ -105,14 +142,44 @@ class InstanceGenerator:
         fmt = schema.get("format")
         if fmt in _FORMATS:
             return _FORMATS[fmt](self.rng)
-        return simulated_string(self.rng, self.language, schema.get("minLength", 0), schema.get("maxLength"))
+        lo, hi = schema.get("minLength", 0), schema.get("maxLength")
+        name = self._field or ""
+        if _ID_NAME.search(name) and "pattern" not in schema:
+            slug = f"sim-{self.rng.getrandbits(32):08x}"
+            if lo <= len(slug) <= (hi if hi is not None else len(slug)):
+                return slug
+        if _QUOTE_NAME.search(name) and self.source_lines:
+            quote = self._quote(lo, hi)
+            if quote is not None:
+                return quote
+        return simulated_string(self.rng, self.language, lo, hi)
+
+    def _quote(self, lo: int, hi: int | None) -> str | None:
+        """A verbatim span of the source's last line, as long as the schema allows (up to 40 characters)."""
+        line = self.source_lines[-1]
+        longest = min(len(line), hi if hi is not None else len(line), max(lo, 40))
+        if longest < max(lo, _MIN_QUOTE):
+            return None
+        size = self.rng.randint(max(lo, _MIN_QUOTE, longest // 2), longest)
+        start = self.rng.randint(0, len(line) - size)
+        span = line[start : start + size]
+        stripped = span.strip()
+        return stripped if len(stripped) >= max(lo, _MIN_QUOTE) else span
 
     def _array(self, schema: dict[str, Any], depth: int) -> list[Any]:
+        self._bags.append({})
+        try:
+            return self._items(schema, depth)
+        finally:
+            self._bags.pop()
+
+    def _items(self, schema: dict[str, Any], depth: int) -> list[Any]:
         prefix = schema.get("prefixItems", [])
         lo = schema.get("minItems", 0 if depth >= MAX_DEPTH else 1)
         hi = schema.get("maxItems", max(lo, len(prefix), 3))
         if depth >= MAX_DEPTH:
             hi = max(lo, len(prefix))
+        lo = min(lo, hi)  # maxItems 0: an empty list, whatever the default minimum
         count = self.rng.randint(lo, max(lo, hi))
         items: list[Any] = [self.generate(p, depth + 1) for p in prefix[:count]]
         item_schema = schema.get("items", {} if not prefix else None)
@@ -122,17 +189,23 @@ class InstanceGenerator:
             tries += 1
             if schema.get("uniqueItems") and item in items and tries < 50:
                 continue
+            if isinstance(item, str) and _norm(item) in {_norm(i) for i in items if isinstance(i, str)} and tries < 20:
+                continue  # free texts in one list differ, as a model's options do
             items.append(item)
         return items
 
     def _object(self, schema: dict[str, Any], depth: int) -> dict[str, Any]:
         props: dict[str, Any] = schema.get("properties", {})
         required = set(schema.get("required", []))
-        out = {
-            name: self.generate(sub, depth + 1)
-            for name, sub in props.items()
-            if name in required or (depth < MAX_DEPTH and self.rng.random() < 0.5)
-        }
+        out = {}
+        outer = self._field
+        try:
+            for name, sub in props.items():
+                if name in required or (depth < MAX_DEPTH and self.rng.random() < 0.5):
+                    self._field = name
+                    out[name] = self.generate(sub, depth + 1)
+        finally:
+            self._field = outer
         extra = schema.get("additionalProperties")
         if not props and isinstance(extra, dict):  # a map: dict[str, X]
             lo = schema.get("minProperties", 0)
@@ -141,8 +214,9 @@ class InstanceGenerator:
         return out
 
 
-def generate_instance(schema: dict[str, Any], rng: random.Random, language: str = "en") -> Any:
-    return InstanceGenerator(schema, rng, language).generate()
+def generate_instance(schema: dict[str, Any], rng: random.Random, language: str = "en", source_text: str = "") -> Any:
+    """``source_text``: what quotes are copied from (the request's text under judgement)."""
+    return InstanceGenerator(schema, rng, language, source_text).generate()
 
 
 def violate(instance: Any, schema: dict[str, Any]) -> Any:

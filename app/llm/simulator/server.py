@@ -105,6 +105,13 @@ def _schema_of(data: dict[str, Any]) -> dict[str, Any] | None:
     return {} if fmt.get("type") == "json_object" else None
 
 
+def _source_text(data: dict[str, Any]) -> str:
+    """The text a structured answer may quote: the longest user message (the material under judgement;
+    a repair's follow-up instructions are shorter), whose last line the generator copies spans from."""
+    texts = [m.get("content") for m in data.get("messages", []) if m.get("role") == "user"]
+    return max((t for t in texts if isinstance(t, str)), key=len, default="")
+
+
 def _content(data: dict[str, Any], fault: str | None, rng: random.Random) -> str:
     user_texts = [m.get("content") for m in data.get("messages", []) if m.get("role") == "user"]
     language = detect_language(user_texts[-1] if user_texts and isinstance(user_texts[-1], str) else "")
@@ -115,7 +122,7 @@ def _content(data: dict[str, Any], fault: str | None, rng: random.Random) -> str
         # A varied tail, so two simulated replies in one turn are not duplicates of each other.
         return f"{PLACEHOLDER[language]} {simulated_string(rng, language, 12, 40)}"
 
-    value = generate_instance(schema, rng, language) if schema else {"simulated": True, "text": PLACEHOLDER[language]}
+    value = generate_instance(schema, rng, language, _source_text(data)) if schema else {"simulated": True, "text": PLACEHOLDER[language]}
     if fault == "schema_violation":
         value = violate(value, schema)
     text = json.dumps(value, ensure_ascii=False)

@@ -29,8 +29,8 @@ INIT = {
 }
 PLAN = {"goals": [{"id": f"g{i}", "serves": "sub" if i == 4 else "main", "angle": "reveal", "gist": f"目标 {i}",
                    "reward": "", "core": i == 0, "priority": 5 - i, "prerequisites": []} for i in range(5)]}
-NORMAL = {"kind": "normal", "target_id": None, "companion_follows": None}
-CUE_PATROL = {"kind": "cue", "target_id": "bg-patrol", "companion_follows": True}
+NORMAL = {"target_id": None, "companion_follows": None}
+CUE_PATROL = {"target_id": "bg-patrol", "companion_follows": True}
 ADV = {"invitation_delivered": False, "shown_injection_ids": [], "offstage_results": [], "new_backgrounds": [],
        "new_seeds": [], "next_foreground": None, "choices": []}
 STORY_PURPOSES = ("story_init.world", "story.prepare", "story.plan_cycle", "story.advance", "story.settle", "story.rebranch")

@@ -1,4 +1,7 @@
-"""A scripted model fake: responses are enqueued per purpose; every request is recorded."""
+"""A scripted model fake: responses are enqueued per purpose; every request is recorded.
+
+Text-level fakes joined to the app's one structured path (``Structured``), so every request
+the library makes carries the real wire schema and the real repair loop runs."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.llm.structured import Structured
 from story.ports import ModelRequest, SavedMessage
 
 
@@ -26,7 +30,7 @@ class FakeResult:
 
 
 @dataclass
-class ScriptedModel:
+class ScriptedModel(Structured):
     queues: dict[str, deque] = field(default_factory=lambda: defaultdict(deque))
     history: list[ModelRequest] = field(default_factory=list)
 
@@ -62,7 +66,7 @@ class MemoryReader:
         return {i: self.messages[i] for i in message_ids if i in self.messages}
 
 
-class FunctionModel:
+class FunctionModel(Structured):
     """The function fake: ``fn(request, n)`` answers the n-th request (0-based) with text, a JSON
     value, an exception to raise, or an awaitable (e.g. a sleep that outlives the timeout)."""
 

@@ -27,7 +27,7 @@ INIT = {
 }
 PLAN = {"goals": [{"id": f"g{i}", "serves": "sub" if i == 4 else "main", "angle": "reveal", "gist": f"goal {i}",
                    "reward": "", "core": i == 0, "priority": 5 - i, "prerequisites": []} for i in range(5)]}
-NORMAL = {"kind": "normal", "target_id": None, "companion_follows": None}
+NORMAL = {"target_id": None, "companion_follows": None}
 ADV = {"invitation_delivered": False, "shown_injection_ids": [], "offstage_results": [], "new_backgrounds": [],
        "new_seeds": [], "next_foreground": None, "choices": []}
 
@@ -129,7 +129,7 @@ async def test_three_turn_walkthrough_adopts_saved_prose_and_keeps_user_input_ou
     assert s2.events[0].refs[0].message_id == "a1"
 
     # u3 cues the patrol: the key event is interrupted and settled over a1 + a2 only
-    m.enqueue("story.advance", ADV).enqueue("story.prepare", {"kind": "cue", "target_id": "bg-patrol", "companion_follows": True})
+    m.enqueue("story.advance", ADV).enqueue("story.prepare", {"target_id": "bg-patrol", "companion_follows": True})
     m.enqueue("story.settle", {"status": "assessed", "emotion": None, "new_pursuit": "", "line_progress": [],
                                "completed_goals": [{"goal_id": "g0", "evidence": "This is the old archive mark"},
                                                    {"goal_id": "g1", "evidence": "Lia opens the archive"}]})

@@ -17,7 +17,7 @@ from tests.unit.story.builders import cfg, ctx
 from tests.unit.story.fakes import MemoryReader, ScriptedModel
 from tests.unit.story.test_coordinator import ADV, INIT, NORMAL, PERSONA, PLAN
 
-CUE = {"kind": "cue", "target_id": "bg-patrol", "companion_follows": True}
+CUE = {"target_id": "bg-patrol", "companion_follows": True}
 UNKNOWN = {"status": "unknown", "completed_goals": [], "line_progress": [], "emotion": None, "new_pursuit": ""}
 SETTLED = dict(UNKNOWN, status="assessed")
 

@@ -47,7 +47,7 @@ async def test_an_invalid_plan_is_repaired_once_then_need_plan_stays_true(goals)
     m = ScriptedModel().enqueue("story.plan_cycle", {"goals": goals}, {"goals": goals})
     r = await NarrativePlanCycle(cfg(m)).execute(PlanInput(ctx(), narrative(), ""))
     assert r.outcome == "failed" and r.snapshot.need_plan and len(m.history) == 2
-    assert "rejected" in m.history[1].messages[-1].content
+    assert "Your previous reply was invalid" in m.history[1].messages[-1].content
 
 
 async def test_bad_json_then_a_good_plan_succeeds_with_two_responses():

@@ -34,11 +34,10 @@ text = st.sampled_from(["", "x", "the gate", "Lia turns the key", "a hooded watc
 bool_or_none = st.sampled_from([True, False, None])
 
 # --- random model answers (valid and invalid) ------------------------------------------------
-garbage = st.sampled_from(["", "not json", "{", "[]", "null", '{"kind": "normal"}'])
+garbage = st.sampled_from(["", "not json", "{", "[]", "null", '{"kind": "normal"}', '{"target_id": null}'])
 classify = st.one_of(
     garbage,
-    st.fixed_dictionaries({"kind": st.sampled_from(["normal", "cue", "signal", "jump"]),
-                           "target_id": st.one_of(st.none(), ids), "companion_follows": bool_or_none}),
+    st.fixed_dictionaries({"target_id": st.one_of(st.none(), ids), "companion_follows": bool_or_none}),
 )
 new_bg = st.fixed_dictionaries({"id": ids, "title": text, "summary": text, "kind": st.sampled_from(["conflict", "progress"])})
 new_seed = st.fixed_dictionaries({"id": ids, "owner": st.sampled_from(OWNERS), "title": text, "clue": text, "invitation": text})
@@ -84,7 +83,7 @@ def likely_valid(request, n: int):
     """A strategy for answers that usually pass validation, so the story really moves."""
     fresh = st.sampled_from([f"new{n}", f"new{n}b"])
     if request.purpose == "story.prepare":
-        return st.sampled_from([{"kind": "normal", "target_id": None, "companion_follows": None}])
+        return st.sampled_from([{"target_id": None, "companion_follows": None}])
     if request.purpose == "story.advance":
         return st.fixed_dictionaries({
             "invitation_delivered": st.just(False), "shown_injection_ids": st.just([]), "offstage_results": st.just([]),

@@ -26,7 +26,7 @@ async def test_free_text_without_a_model_is_a_normal_action():
 
 
 async def test_free_text_is_classified_by_the_model_and_a_cue_moves_the_scene():
-    m = ScriptedModel().enqueue("story.prepare", {"kind": "cue", "target_id": "bg-patrol", "companion_follows": True})
+    m = ScriptedModel().enqueue("story.prepare", {"target_id": "bg-patrol", "companion_follows": True})
     p = await PovPrepareTurn(cfg(m)).execute(PrepareInput(ctx(), world(), FREE))
     assert p.intent.kind == "cue" and p.snapshot.foreground.id == "bg-patrol"
     assert p.snapshot.foreground.participants == ["Lia"]
@@ -34,7 +34,7 @@ async def test_free_text_is_classified_by_the_model_and_a_cue_moves_the_scene():
 
 
 async def test_a_classified_target_that_names_no_event_is_repaired_then_defaults_to_normal():
-    bad = {"kind": "cue", "target_id": "the-city", "companion_follows": None}
+    bad = {"target_id": "the-city", "companion_follows": None}
     m = ScriptedModel().enqueue("story.prepare", bad, bad)
     p = await PovPrepareTurn(cfg(m)).execute(PrepareInput(ctx(), world(), FREE))
     assert p.intent == Intent("normal") and len(m.history) == 2
@@ -56,7 +56,7 @@ async def test_a_signal_choice_answers_only_a_delivered_invitation():
 
 
 async def test_same_turn_and_action_restore_the_same_prepared_turn_without_rerolling():
-    m = ScriptedModel().enqueue("story.prepare", {"kind": "normal", "target_id": None, "companion_follows": None})
+    m = ScriptedModel().enqueue("story.prepare", {"target_id": None, "companion_follows": None})
     tool = PovPrepareTurn(cfg(m))
     first = await tool.execute(PrepareInput(ctx("t1"), world(), FREE))
     again = await tool.execute(PrepareInput(ctx("t1"), first.snapshot, FREE))
@@ -168,7 +168,7 @@ async def test_the_writers_successor_must_be_a_new_event():
 
 
 async def test_ids_of_ended_events_are_retired_and_never_reused():
-    m = ScriptedModel().enqueue("story.prepare", {"kind": "cue", "target_id": "bg-patrol", "companion_follows": True})
+    m = ScriptedModel().enqueue("story.prepare", {"target_id": "bg-patrol", "companion_follows": True})
     m.enqueue("story.advance", advance_json(next_foreground={"id": "ev-key", "title": "again", "summary": ""}), advance_json())
     p = await PovPrepareTurn(cfg(m)).execute(PrepareInput(ctx(), world(), FREE))
     r = await PovAdvanceWorld(cfg(m)).execute(AdvanceInput(ctx(), p, WriterOutput("prose")))
