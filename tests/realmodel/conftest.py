@@ -1,0 +1,48 @@
+"""Real-model conformance: the app against upstream llama.cpp ``llama-server`` (SmolLM2-135M).
+
+A tiny model writes poor prose; what this proves is the wire: request parameters the server
+accepts, schemas it compiles into grammars, answers that decode on the model path, missing usage
+fields. The server and model are provisioned into a cache outside the clone (``provision.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from litestar.testing import AsyncTestClient
+
+from app.llm.fakes import conftest_llm_guard
+from app.main import create_app
+from tests.integration.conftest import Api, make_settings
+from tests.realmodel.server import llama_server
+
+# A 135M model on two CPU cores: generous per-call time, token budgets from each schema.
+CALL_TIMEOUT_MS = "120000"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/realmodel" in str(item.fspath):
+            item.add_marker(pytest.mark.realmodel)
+
+
+@pytest.fixture(autouse=True)
+def _no_real_models() -> Iterator[None]:
+    yield from conftest_llm_guard()
+
+
+@pytest.fixture(scope="session")
+def llama_base_url() -> Iterator[str]:
+    with llama_server() as base:
+        yield base
+
+
+@pytest.fixture
+async def real_api(db_url: str, tmp_path: Path, llama_base_url: str) -> AsyncIterator[Api]:
+    settings = make_settings(db_url, tmp_path, COMPANION_LLM_BASE_URL=llama_base_url, COMPANION_LLM_MODEL="smollm2",
+                             COMPANION_LLM_TIMEOUT_MS=CALL_TIMEOUT_MS, COMPANION_TURN_TIMEOUT_S="600")
+    app = create_app(settings)
+    async with AsyncTestClient(app, timeout=900) as client:
+        yield Api(client, settings)

@@ -1,0 +1,87 @@
+"""Group turns (zh and en, with a mention), suggestions and the Story walk-through against a real
+llama.cpp server: every structured stage decodes on the model path (source ``llm``, never the
+offline fallback). Repairs are allowed (a 135M model may trip a semantic check) and recorded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.integration.conftest import ALICE, Api
+
+STORY_ON = {"enabled": True, "modelConfigId": "default", "modelCallTimeoutMs": 180_000}
+
+
+async def _agents(api: Api, names: tuple[str, ...]) -> list[dict[str, Any]]:
+    caps = [{"comfort": 0.95}, {"analysis": 0.95}, {"playful": 0.95}]
+    return [await api.agent(n, capabilities=c) for n, c in zip(names, caps)]
+
+
+async def _turn(api: Api, conv_id: str, text: str) -> dict[str, Any]:
+    resp = await api.client.post(f"/v1/conversations/{conv_id}/turns", json={"content": text}, headers=ALICE)
+    assert resp.status_code in (200, 201), resp.text
+    return resp.json()
+
+
+def _model_path(run: dict[str, Any], stage: str) -> None:
+    assert run["source"] == "llm", (stage, run)
+
+
+def _structured_stages_on_model_path(turn: dict[str, Any]) -> None:
+    orch = turn["orchestration"]
+    _model_path(orch["intent"]["run"], "intent")
+    _model_path(orch["emotion"]["run"], "emotion")
+    selection = orch["selection"]
+    if selection.get("llm", {}).get("source") != "skipped":
+        _model_path(selection["llm"], "select")
+        assert selection["llmProblems"] == [], selection
+    for run in orch["crossReplyPlan"]["runs"]:
+        _model_path(run, "cross_reply.plan")
+
+
+async def test_zh_group_turns_decode_every_structured_stage_on_the_model_path(real_api: Api):
+    agents = await _agents(real_api, ("林溪", "周衡", "阿乐"))
+    conv = await real_api.group(*(a["id"] for a in agents), settings={"replyLimit": 1})
+    turn = await _turn(real_api, conv["id"], "我今天有点难过，不知道该怎么办。")
+    _structured_stages_on_model_path(turn)
+    assert turn["orchestration"]["selection"]["decidedBy"] in ("llm", "mention")
+
+
+async def test_en_group_turn_with_a_mention_and_suggestions_on_the_model_path(real_api: Api):
+    agents = await _agents(real_api, ("Lia", "Heng", "Joy"))
+    conv = await real_api.group(*(a["id"] for a in agents), settings={"language": "en", "replyLimit": 2})
+    turn = await _turn(real_api, conv["id"], "@Heng should I take the new job offer?")
+    _structured_stages_on_model_path(turn)
+    primary = [m for m in turn["agentMessages"] if m["replyKind"] == "primary"]
+    assert primary and primary[0]["agentId"] == agents[1]["id"]
+    assert primary[0]["metadata"]["selectedBy"] == "mention"
+    anchor = primary[0]["id"]
+    resp = await real_api.client.post(f"/v1/conversations/{conv['id']}/messages/{anchor}/suggestions", json={},
+                                      headers=ALICE)
+    assert resp.status_code in (200, 201), resp.text
+    body = resp.json()
+    assert body["status"] == "ready" and not body["fallback"] and len(body["options"]) == 3, body
+
+
+async def test_story_walkthrough_starts_and_advances_on_the_model_path(real_api: Api):
+    (lia,) = await _agents(real_api, ("Lia",))
+    resp = await real_api.client.post("/v1/conversations", json={"kind": "direct", "agentIds": [lia["id"]],
+                                      "settings": {"language": "en", "story": STORY_ON}}, headers=ALICE)
+    assert resp.status_code == 201, resp.text
+    conv = resp.json()
+    revisions = []
+    for i, text in enumerate(["I hand Lia the copper key, but I do not enter the city yet.",
+                              "Never mind checking it, give the key back to me.",
+                              "I go to meet the patrol."]):
+        turn = await _turn(real_api, conv["id"], text)
+        assert turn["agentMessages"], turn.get("error")
+        story = turn["agentMessages"][0]["metadata"]["story"]
+        assert story["outcome"] == "waiting_for_acceptance", story
+        revisions.append(story["revision"])
+        if i == 0:  # the user edits the reply; the Story adopts the saved text
+            edit = await real_api.client.patch(
+                f"/v1/conversations/{conv['id']}/messages/{turn['agentMessages'][0]['id']}",
+                json={"content": "Lia only glances at the key and does not take it."}, headers=ALICE)
+            assert edit.status_code == 200, edit.text
+    assert revisions == sorted(set(revisions)), revisions
+    report = (await real_api.client.get(f"/v1/conversations/{conv['id']}/story/{lia['id']}", headers=ALICE)).json()
+    assert report["status"] == "waiting_for_acceptance", report
