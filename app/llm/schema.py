@@ -23,7 +23,6 @@ until the server's context is full.
 from __future__ import annotations
 
 import copy
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -164,35 +163,48 @@ def unbounded(schema: Any, path: str = "$") -> list[str]:
     return found
 
 
-CHARS_PER_TOKEN_FLOOR = 1.0  # CJK text is about one token per character (often more on small vocabularies)
+# Latin text is about four characters per token, so one token per character is ample; byte-level
+# vocabularies of small models split a CJK character into up to three tokens (a zh cross-reply
+# reason of 200 characters was cut off at one token per character).
+TOKENS_PER_CHAR = 1
+TOKENS_PER_CJK_CHAR = 3
 UNBOUNDED_STRING_TOKENS = 256
 
 
-def token_budget(schema: Any) -> int:
+MIN_TOKEN_BUDGET = 64
+
+
+def token_budget(schema: Any, tokens_per_char: int = TOKENS_PER_CHAR) -> int:
     """Output tokens a schema-following answer can need: generous for the longest valid answer.
 
-    Strings count one token per allowed character (the CJK worst case), plus quotes; keys and
-    punctuation a few tokens each. A schema with an unbounded part gets a fixed allowance there.
+    Strings count ``tokens_per_char`` per allowed character (3 for CJK answers), plus quotes; keys,
+    punctuation and the whitespace of pretty-printed JSON (grammar-constrained servers let the
+    model indent) several tokens each. A schema with an unbounded part gets a fixed allowance
+    there. Never below ``MIN_TOKEN_BUDGET``: the budget is a cap, not a target.
     """
+    return max(MIN_TOKEN_BUDGET, _tokens(schema, tokens_per_char))
+
+
+def _tokens(schema: Any, per_char: int) -> int:
     if not isinstance(schema, dict):
         return 4
     if "const" in schema:
         return 2 + len(str(schema["const"])) // 2
     if "enum" in schema:
-        return 2 + max((len(str(v)) for v in schema["enum"]), default=1)
-    alternatives = [token_budget(b) for b in schema.get("anyOf", [])]
+        return 3 + max((len(str(v)) for v in schema["enum"]), default=1)
+    alternatives = [_tokens(b, per_char) for b in schema.get("anyOf", [])]
     if alternatives:
         return max(alternatives)
     kind = schema.get("type")
     if isinstance(kind, list):
-        return max(token_budget({**schema, "type": k}) for k in kind)
+        return max(_tokens({**schema, "type": k}, per_char) for k in kind)
     if kind == "string":
         limit = schema.get("maxLength")
-        return 3 + (math.ceil(limit / CHARS_PER_TOKEN_FLOOR) if limit else UNBOUNDED_STRING_TOKENS)
+        return 3 + (limit * per_char if limit is not None else UNBOUNDED_STRING_TOKENS)
     if kind == "array":
         count = schema.get("maxItems", 8)
-        return 2 + count * (1 + token_budget(schema.get("items", {})))
+        return 4 + count * (3 + _tokens(schema.get("items", {}), per_char))
     if kind == "object" or "properties" in schema:
         props = schema.get("properties", {})
-        return 2 + sum(3 + len(name) // 3 + token_budget(sub) for name, sub in props.items())
+        return 4 + sum(6 + len(name) // 2 + _tokens(sub, per_char) for name, sub in props.items())
     return 6  # numbers, booleans, null

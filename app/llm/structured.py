@@ -24,8 +24,8 @@ import msgspec
 
 from app.errors import InvalidModelOutput
 from app.llm.port import ChatMessage, ModelRequest, ResponseSchema, Usage
-from app.llm.schema import Constraints, token_budget, wire_schema
-from app.llm.usage import add_usage
+from app.llm.schema import TOKENS_PER_CHAR, TOKENS_PER_CJK_CHAR, Constraints, token_budget, wire_schema
+from app.llm.usage import add_usage, is_cjk
 
 T = TypeVar("T")
 SCHEMA_PROMPT_MARKER = "Reply with one JSON value that matches this JSON Schema"
@@ -71,7 +71,8 @@ def build_request(
 ) -> ModelRequest:
     """Copy any port-shaped request into ours with the wire schema of ``struct_type`` and a budget."""
     schema = wire_schema(struct_type, constraints)
-    budget = getattr(request, "max_tokens", None) or min(MAX_STRUCT_TOKENS, token_budget(schema))
+    per_char = TOKENS_PER_CJK_CHAR if _mostly_cjk(request.messages) else TOKENS_PER_CHAR
+    budget = getattr(request, "max_tokens", None) or min(MAX_STRUCT_TOKENS, token_budget(schema, per_char))
     return ModelRequest(
         messages=[ChatMessage(role=m.role, content=m.content) for m in request.messages],
         purpose=request.purpose,
@@ -81,6 +82,13 @@ def build_request(
         timeout_s=getattr(request, "timeout_s", None),
         model_config_id=getattr(request, "model_config_id", None),
     )
+
+
+def _mostly_cjk(messages: Any) -> bool:
+    """The answer is written in the prompt's language: a CJK prompt gets the CJK token budget."""
+    text = "".join(m.content for m in messages if m.role != "system")[-2000:] or "".join(m.content for m in messages)
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and sum(map(is_cjk, letters)) / len(letters) > 0.2
 
 
 def _schema_name(struct_type: Any) -> str:

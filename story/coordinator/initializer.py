@@ -20,6 +20,7 @@ from story.ports import ChatMessage
 from story.tools import bounds as b
 from story.tools.bounds import Clue, Id, Name, Summary, Title
 from story.tools.common import Diagnostic, StoryContext, StoryModelConfig, Usage
+from story.tools.fresh_ids import fresh_ids
 from story.tools.structured import call_structured
 from story.world.state import WorldInvalid, create_world_snapshot, norm_name
 from story.world.types import Background, Foreground, Seed, Undercurrent, WorldPolicy, WorldSnapshot
@@ -102,10 +103,21 @@ def init_problems(p: InitProposal, protected: str, policy: WorldPolicy) -> list[
         problems.append(f"at most {policy.undercurrents_max} undercurrents")
     problems += [f"background {g.id!r} countdown must be 1..6" for g in p.backgrounds
                  if not COUNTDOWN_MIN <= g.countdown <= COUNTDOWN_MAX]
-    ids = [p.foreground.id, *(g.id for g in p.backgrounds), *(t.id for t in [*p.undercurrents, *p.seeds])]
-    if len(set(ids)) != len(ids):
-        problems.append("ids must be unique")
     return problems
+
+
+def with_fresh_ids(p: InitProposal, protected: str) -> InitProposal:
+    """Every id distinct (see ``fresh_ids``): nothing in a first world refers to another id. A
+    thread or seed owned by the protected character is not taken (no schema can exclude a name)."""
+    mine = lambda t: norm_name(t.owner) == norm_name(protected)  # noqa: E731
+    p = msgspec.structs.replace(p, undercurrents=[t for t in p.undercurrents if not mine(t)],
+                                seeds=[t for t in p.seeds if not mine(t)])  # fmt: skip
+    ids = iter(fresh_ids([p.foreground.id, *(g.id for g in p.backgrounds), *(t.id for t in p.undercurrents),
+                          *(t.id for t in p.seeds)], ()))  # fmt: skip
+    rename = lambda items: [msgspec.structs.replace(x, id=next(ids)) for x in items]  # noqa: E731
+    foreground = msgspec.structs.replace(p.foreground, id=next(ids))
+    return msgspec.structs.replace(p, foreground=foreground, backgrounds=rename(p.backgrounds),
+                                   undercurrents=rename(p.undercurrents), seeds=rename(p.seeds))  # fmt: skip
 
 
 SYSTEM = (
@@ -131,10 +143,11 @@ async def initialize_story(model: StoryModelConfig, ctx: StoryContext, persona: 
     )  # fmt: skip
     msgs = [ChatMessage("system", system), ChatMessage("user", compile_source(persona, history, current_input))]
     out = await call_structured(model, ctx, "story_init.world", msgs, InitProposal,
-                                lambda v: init_problems(v, persona.name, policy), constraints=init_constraints(policy))
+                                lambda v: init_problems(with_fresh_ids(v, persona.name), persona.name, policy),
+                                constraints=init_constraints(policy))  # fmt: skip
     if not out.ok:
         return InitResult(None, None, [*out.diagnostics, Diagnostic("story_init_failed")], out.usage)
-    p: InitProposal = out.value
+    p: InitProposal = with_fresh_ids(out.value, persona.name)
     try:
         world = create_world_snapshot(
             Foreground(p.foreground.id, p.foreground.title, p.foreground.summary, participants=[persona.name]),

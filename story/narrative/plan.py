@@ -9,6 +9,7 @@ import msgspec
 from story.narrative.state import goal_problems
 from story.narrative.types import Goal, NarrativeSnapshot
 from story.tools import bounds as b
+from story.tools.fresh_ids import fresh_ids
 
 replace = msgspec.structs.replace
 
@@ -53,6 +54,14 @@ def plan_constraints(n: NarrativeSnapshot) -> b.Constraints:
 
 def _to_goal(p: PlannedGoal) -> Goal:
     return Goal(p.id, p.serves, p.angle, p.gist.strip(), p.reward.strip(), p.core, False, p.priority, list(p.prerequisites))
+
+
+def with_fresh_ids(n: NarrativeSnapshot, p: PlanProposal) -> PlanProposal:
+    """New goal ids free of every goal id in use (``fresh_ids``); prerequisites name only existing
+    goals (their ``enum``), so renaming a new goal breaks no reference."""
+    taken = {g.id for g in n.cycle.pending} | set(n.clock.completed_goals)
+    ids = iter(fresh_ids([g.id for g in p.goals], taken))
+    return msgspec.structs.replace(p, goals=[msgspec.structs.replace(g, id=next(ids)) for g in p.goals])
 
 
 def plan_problems(n: NarrativeSnapshot, p: PlanProposal) -> list[str]:

@@ -66,6 +66,16 @@ class NextAction(msgspec.Struct, frozen=True):
     direction: str | None = None
 
 
+def first_claim_per_line(p: SettleProposal) -> SettleProposal:
+    """One progress claim per line: later claims for a line already claimed are not counted.
+
+    A schema cannot say "distinct lines" for a list of objects, so a schema-following model may
+    claim a line twice; the rule is mechanical, so the first claim stands instead of a repair."""
+    seen: set[str] = set()
+    kept = [c for c in p.line_progress if not (c.line in seen or seen.add(c.line))]
+    return msgspec.structs.replace(p, line_progress=kept) if len(kept) != len(p.line_progress) else p
+
+
 def settle_problems(n: NarrativeSnapshot, p: SettleProposal) -> list[str]:
     open_ids = {g.id for g in n.cycle.pending if not g.done}
     problems = [f"goal {c.goal_id!r} is not an open goal" for c in p.completed_goals if c.goal_id not in open_ids]

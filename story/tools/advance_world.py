@@ -19,7 +19,7 @@ from story.tools.common import (
 from story.tools.structured import call_structured
 from story.world.advance import (
     CHOICES_MAX, NEW_SEEDS_MAX, OFFSTAGE_RESULTS_MAX, AdvanceProposal, advance_constraints, commit_turn,
-    proposal_problems, writer_problems,
+    proposal_problems, with_fresh_ids, writer_problems,
 )
 from story.world.mechanics import WorldEvent
 from story.world.stage import PreparedMismatch, StoryPreparedTurn, restore_prepared
@@ -106,13 +106,14 @@ class PovAdvanceWorld(StoryTool[AdvanceInput, AdvanceResult]):
         if self.model is not None:
             out = await call_structured(
                 self.model, ctx, "story.advance", _messages(prep, inp.writer.prose, ctx.language, inp.world_context),
-                AdvanceProposal, lambda p: proposal_problems(w, p, reserved), constraints=advance_constraints(w),
+                AdvanceProposal, lambda p: proposal_problems(w, with_fresh_ids(w, p, reserved), reserved),
+                constraints=advance_constraints(w),
             )
             usage, diags = out.usage, list(out.diagnostics)
             if not out.ok:
                 diags.append(Diagnostic("advance_pending", "no reliable world proposal; prepared state kept"))
                 return AdvanceResult("pending", w, diagnostics=diags, usage=usage)
-            proposal = out.value
+            proposal = with_fresh_ids(w, out.value, reserved)
         new = commit_turn(w, ctx.turn_id, proposal, inp.writer.choices, inp.writer.next_foreground, prep.stage.offstage)
         events = [WorldEvent("turn_committed", ctx.turn_id, {"round": new.round})]
         return AdvanceResult("committed", new, events, diags, usage)

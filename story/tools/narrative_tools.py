@@ -13,9 +13,11 @@ from typing import Literal
 import msgspec
 
 from story.narrative.brief import narrative_brief
-from story.narrative.plan import PlanProposal, apply_plan, plan_constraints, plan_problems
+from story.narrative.plan import PlanProposal, apply_plan, plan_constraints, plan_problems, with_fresh_ids
 from story.narrative.rebranch import apply_rebranch, rebranch_output, rebranch_problems
-from story.narrative.settle import NextAction, SettleProposal, apply_settle, settle_constraints, settle_problems
+from story.narrative.settle import (
+    NextAction, SettleProposal, apply_settle, first_claim_per_line, settle_constraints, settle_problems,
+)
 from story.narrative.types import NarrativeSnapshot
 from story.ports import ChatMessage
 from story.tools import prompts
@@ -84,11 +86,13 @@ class NarrativePlanCycle(_ModelTool):
         system = self.options.prompt or prompts.PLAN.format(lo=p.plan_min_goals, hi=p.plan_max_goals, sub=p.plan_min_sub_goals)
         out = await call_structured(self.model, ctx, "story.plan_cycle",
                                     _msgs(system, f"{narrative_brief(n)}\n\nSetting:\n{inp.setting[:12000]}", ctx.language),
-                                    PlanProposal, lambda v: plan_problems(n, v), constraints=plan_constraints(n))
+                                    PlanProposal, lambda v: plan_problems(n, with_fresh_ids(n, v)),
+                                    constraints=plan_constraints(n))  # fmt: skip
         if not out.ok:
             diags = [*out.diagnostics, Diagnostic("plan_failed", "need_plan stays true")]
             return NarrativeResult(n, [NextAction("plan-cycle")], diags, out.usage, "failed")
-        return NarrativeResult(apply_plan(n, out.value, ctx.turn_id), [], out.diagnostics, out.usage, "planned")
+        plan = with_fresh_ids(n, out.value)
+        return NarrativeResult(apply_plan(n, plan, ctx.turn_id), [], out.diagnostics, out.usage, "planned")
 
 
 class NarrativeSettleEvent(_ModelTool):
@@ -104,11 +108,12 @@ class NarrativeSettleEvent(_ModelTool):
         user = (f"{narrative_brief(n)}\n\nEvent {inp.event_id} ({'interrupted' if inp.interrupted else 'ended'}).\n"
                 f"User actions:\n{actions}\n\nAccepted text of the whole event:\n{inp.prose}")
         out = await call_structured(self.model, ctx, "story.settle", _msgs(self.options.prompt or prompts.SETTLE, user, ctx.language),
-                                    SettleProposal, lambda v: settle_problems(n, v), constraints=settle_constraints(n))
+                                    SettleProposal, lambda v: settle_problems(n, first_claim_per_line(v)),
+                                    constraints=settle_constraints(n))  # fmt: skip
         if not out.ok or out.value.status == "unknown":
             diags = [*out.diagnostics, Diagnostic("settle_unknown", "evidence kept; retry later", {"event_id": inp.event_id})]
             return NarrativeResult(n, [], diags, out.usage, "unknown")
-        snap, actions_next, diags = apply_settle(n, inp.event_id, inp.prose, out.value)
+        snap, actions_next, diags = apply_settle(n, inp.event_id, inp.prose, first_claim_per_line(out.value))
         return NarrativeResult(snap, actions_next, [*out.diagnostics, *diags], out.usage, "settled")
 
 

@@ -14,6 +14,7 @@ import msgspec
 
 from story.tools import bounds as b
 from story.tools.bounds import Clue, Id, Name, Summary, Title
+from story.tools.fresh_ids import fresh_ids
 from story.world.mechanics import fresh_injection_id
 from story.world.state import is_protected, world_problems
 from story.world.types import (
@@ -110,6 +111,21 @@ def writer_problems(w: WorldSnapshot, nxt: NextForeground | None) -> list[str]:
     if not nxt.id.strip():
         return ["next_foreground needs an id"]
     return [f"next_foreground id {nxt.id!r} already exists"] if nxt.id in _known_ids(w) else []
+
+
+def with_fresh_ids(w: WorldSnapshot, p: AdvanceProposal, reserved: set[str] | frozenset[str] = frozenset()) -> AdvanceProposal:
+    """New backgrounds, seeds and the next foreground get ids free of every known one (``fresh_ids``).
+
+    A new seed owned by a protected character is not taken (no schema can exclude a name, and
+    the rest of the proposal is still good): the protection holds without a repair round trip."""
+    p = msgspec.structs.replace(p, new_seeds=[s for s in p.new_seeds if not is_protected(w.policy, s.owner)])
+    ids = iter(fresh_ids([*(g.id for g in p.new_backgrounds), *(s.id for s in p.new_seeds),
+                          *([p.next_foreground.id] if p.next_foreground else [])], _known_ids(w) | set(reserved)))  # fmt: skip
+    renamed = msgspec.structs.replace
+    backgrounds = [renamed(g, id=next(ids)) for g in p.new_backgrounds]
+    seeds = [renamed(s, id=next(ids)) for s in p.new_seeds]
+    nxt = renamed(p.next_foreground, id=next(ids)) if p.next_foreground else None
+    return renamed(p, new_backgrounds=backgrounds, new_seeds=seeds, next_foreground=nxt)
 
 
 def proposal_problems(w: WorldSnapshot, p: AdvanceProposal, reserved: set[str] | frozenset[str] = frozenset()) -> list[str]:

@@ -1,10 +1,12 @@
 """Benchmark: Story.
 
 1. Mechanical prepare + deal + projection per turn (pure: host-provided intent, no model).
-2. State size after 200 simulated turns through the coordinator (a zero-latency fake answers
-   the Story JSON): must stay under the 60,000-byte cap.
-3. Added latency of Story on a group turn: the real app on SQLite with an in-process fake at a
-   fixed latency L per model call (labelled simulated), Story on vs off.
+2. State size after 200 turns through the coordinator with the Story really running: every
+   Story call goes over HTTP to the schema-following simulator (init, plan, prepare, advance,
+   settle from the schema each request sends); must stay under the 60,000-byte cap. Reports how
+   many turns wrote state and how many Story calls needed a repair or failed.
+3. Added latency of Story on a group turn: the real app on SQLite against the simulator at a
+   fixed latency L per model call (labelled simulated), Story on vs off, with the Story outcome.
 
     python tests/perf/bench_story.py [--turns 200] [--latency-ms 100] [--group-turns 10]
 """
@@ -19,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -34,13 +37,17 @@ from story.world.types import Intent  # noqa: E402
 from tests.integration.story.conftest import ADV, INIT, NORMAL, PLAN  # noqa: E402
 from tests.unit.story.builders import goal, narrative, world  # noqa: E402
 from tests.unit.story.fakes import MemoryReader  # noqa: E402
+from app.llm.config import load_llm_settings  # noqa: E402
+from app.llm.gateway import ModelGateway  # noqa: E402
+from app.llm.simulator import start_simulator_in_thread  # noqa: E402
+from app.llm.structured import Structured  # noqa: E402
 
 ANSWERS = {"story_init.world": INIT, "story.prepare": NORMAL, "story.plan_cycle": PLAN, "story.advance": ADV,
            "story.settle": {"status": "assessed", "emotion": None, "new_pursuit": "", "line_progress": [],
                             "completed_goals": []}}  # fmt: skip
 
 
-class _Fake:
+class _Fake(Structured):
     def __init__(self, latency_s: float = 0.0) -> None:
         self.latency_s = latency_s
 
@@ -66,52 +73,70 @@ async def mechanical(turns: int) -> dict[str, float]:
     return {"p50_ms": round(statistics.median(times), 3), "p95_ms": round(sorted(times)[int(len(times) * 0.95) - 1], 3)}
 
 
-async def state_size(turns: int) -> dict[str, int]:
+def _sim_env(base_url: str) -> dict[str, str]:
+    return {"COMPANION_LLM_BASE_URL": base_url, "COMPANION_LLM_MODEL": "simulator", "COMPANION_LLM_TIMEOUT_MS": "10000"}
+
+
+async def state_size(turns: int, base_url: str) -> dict[str, Any]:
     reader = MemoryReader()
-    coord = StoryCoordinator(StoryModelConfig(_Fake()), reader)
+    env = _sim_env(base_url)
+    gateway = ModelGateway(load_llm_settings(env, {}), env=env)
+    coord = StoryCoordinator(StoryModelConfig(gateway, timeout_s=10), reader)
     persona = PersonaSource("莉娅", "莉娅负责城门登记。", "你们站在城门口。")
     saved, history, sizes = None, [], []
+    diagnostics: dict[str, int] = {}
     for i in range(turns):
         user_id, agent_msg = f"u{i}", f"a{i}"
+        user_text = f"第{i}句：我把铜钥匙递给莉娅，看看城门口有什么动静。"
         res = await coord.before_actor(BeforeActorInput(StoryContext(f"r{i}", f"{user_id}:lia"), "lia", persona, saved,
-                                                        user_id, f"第{i}句", 2 * i + 1, history[-18:]))
+                                                        user_id, user_text, 2 * i + 1, history[-18:]))
+        for d in res.diagnostics:
+            diagnostics[d.code] = diagnostics.get(d.code, 0) + 1
+        reply = f"莉娅接过钥匙，看向城门口。第{i}句，她说：巡逻队快回来了。"
         if res.write:
-            reader.put(agent_msg, f"莉娅回应第{i}句。")
-            fin = finalize_turn(res, agent_msg, user_id, f"第{i}句", max_state_bytes=10**9)
+            reader.put(agent_msg, reply)
+            fin = finalize_turn(res, agent_msg, user_id, user_text, max_state_bytes=10**9)
             saved = fin.payload
             sizes.append(len(saved))
-        history += [HistoryMessage(user_id, "user", f"第{i}句"), HistoryMessage(agent_msg, "agent", f"莉娅回应第{i}句。", "lia")]
-    return {"turns": turns, "final_bytes": sizes[-1], "max_bytes": max(sizes), "cap": 60_000}
+        history += [HistoryMessage(user_id, "user", user_text), HistoryMessage(agent_msg, "agent", reply, "lia")]
+    await gateway.aclose()
+    return {"turns": turns, "turns_that_wrote_state": len(sizes), "final_bytes": sizes[-1] if sizes else 0,
+            "max_bytes": max(sizes, default=0), "cap": 60_000, "diagnostics": diagnostics,
+            "model": "simulator (schema-following, labelled simulated)"}  # fmt: skip
 
 
-async def group_latency(turns: int, latency_ms: int) -> dict[str, float]:
+async def group_latency(turns: int, latency_ms: int) -> dict[str, Any]:
     from litestar.testing import AsyncTestClient
 
-    from app.llm.fakes import FunctionModel
     from app.main import create_app
     from tests.integration.conftest import ADMIN, ALICE, make_settings
-    from tests.integration.turns.fakes import World, select
 
-    out = {}
-    for label, story in (("story_off", {"enabled": False}), ("story_on", {"enabled": True, "modelConfigId": "default"})):
-        w = World(**ANSWERS)
-        w.delay = latency_ms / 1000
-        with tempfile.TemporaryDirectory() as tmp:
-            settings = make_settings(f"sqlite+aiosqlite:///{tmp}/bench.db", Path(tmp))
-            async with AsyncTestClient(create_app(settings, model=FunctionModel(w._answer)), timeout=120) as c:
-                ids = [(await c.post("/v1/agents", json={"name": n}, headers=ADMIN)).json()["id"] for n in ("莉娅", "周衡", "小跳")]
-                w.handlers["select"] = select(ids[0])
-                conv = (await c.post("/v1/conversations", json={"kind": "group", "agentIds": ids, "settings": {
-                    "replyLimit": 1, "story": story}}, headers=ALICE)).json()  # fmt: skip
-                times = []
-                for i in range(turns):
-                    t0 = time.perf_counter()
-                    r = await c.post(f"/v1/conversations/{conv['id']}/turns", json={"content": f"第{i}句：你好"}, headers=ALICE)
-                    assert r.status_code == 201, r.text
-                    times.append((time.perf_counter() - t0) * 1000)
-        out[label] = round(statistics.median(times), 1)
-    out["added_ms_p50"] = round(out["story_on"] - out["story_off"], 1)
-    out["latency_ms_per_call (simulated)"] = latency_ms
+    handle = start_simulator_in_thread(latency_ms=latency_ms, seed=3)
+    out: dict[str, Any] = {}
+    try:
+        for label, story in (("story_off", {"enabled": False}), ("story_on", {"enabled": True, "modelConfigId": "default"})):
+            with tempfile.TemporaryDirectory() as tmp:
+                settings = make_settings(f"sqlite+aiosqlite:///{tmp}/bench.db", Path(tmp), **_sim_env(handle.base_url))
+                async with AsyncTestClient(create_app(settings), timeout=120) as c:
+                    ids = [(await c.post("/v1/agents", json={"name": n}, headers=ADMIN)).json()["id"]
+                           for n in ("莉娅", "周衡", "小跳")]  # fmt: skip
+                    conv = (await c.post("/v1/conversations", json={"kind": "direct", "agentIds": ids[:1], "settings": {
+                        "story": story}}, headers=ALICE)).json()  # fmt: skip
+                    times, outcomes = [], {}
+                    for i in range(turns):
+                        t0 = time.perf_counter()
+                        r = await c.post(f"/v1/conversations/{conv['id']}/turns", json={"content": f"第{i}句：你好"},
+                                         headers=ALICE)  # fmt: skip
+                        assert r.status_code == 201, r.text
+                        times.append((time.perf_counter() - t0) * 1000)
+                        for m in r.json()["agentMessages"]:
+                            o = (m["metadata"].get("story") or {}).get("outcome", "none")
+                            outcomes[o] = outcomes.get(o, 0) + 1
+            out[label] = {"p50_ms": round(statistics.median(times), 1), "story_outcomes": outcomes}
+        out["added_ms_p50"] = round(out["story_on"]["p50_ms"] - out["story_off"]["p50_ms"], 1)
+        out["latency_ms_per_call (simulated)"] = latency_ms
+    finally:
+        handle.stop()
     return out
 
 
@@ -121,7 +146,15 @@ async def main() -> None:
     ap.add_argument("--latency-ms", type=int, default=100)
     ap.add_argument("--group-turns", type=int, default=10)
     a = ap.parse_args()
-    report = {"mechanical_per_turn": await mechanical(a.turns), "state_size": await state_size(a.turns),
+    import logging
+
+    logging.disable(logging.INFO)
+    handle = start_simulator_in_thread(latency_ms=0, seed=5)
+    try:
+        size = await state_size(a.turns, handle.base_url)
+    finally:
+        handle.stop()
+    report = {"mechanical_per_turn": await mechanical(a.turns), "state_size": size,
               "group_turn": await group_latency(a.group_turns, a.latency_ms)}  # fmt: skip
     print(json.dumps(report, ensure_ascii=False, indent=2))
 

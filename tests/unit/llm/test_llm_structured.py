@@ -158,3 +158,13 @@ async def test_every_structured_request_carries_a_schema_sized_token_budget():
     model = ScriptedModel().enqueue("emotion", GOOD)
     await complete_struct(model, request(), Mood, constraints={"default": {"maxLength": 50}, "note": {"maxLength": 50}})
     assert 50 < model.history[0].max_tokens < 400
+
+
+async def test_a_cjk_prompt_gets_the_cjk_token_budget():
+    constraints = {"default": {"maxLength": 100}, "note": {"maxLength": 100}}
+    latin, cjk = ScriptedModel().enqueue("emotion", GOOD, GOOD), None
+    await complete_struct(latin, request(), Mood, constraints=constraints)
+    zh = ModelRequest(messages=[ChatMessage("user", "我今天有点难过，不知道该怎么办")], purpose="emotion")
+    await complete_struct(latin, zh, Mood, constraints=constraints)
+    en_budget, zh_budget = (r.max_tokens for r in latin.history)
+    assert zh_budget >= en_budget + 2 * 200  # two strings of 100 characters at three tokens each

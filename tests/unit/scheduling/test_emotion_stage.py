@@ -55,7 +55,7 @@ def test_emotion_request_has_a_strict_schema_from_the_struct():
     request = emotion_model_request("hi", "", "en")
     schema = wire_schema(UserEmotion, EMOTION_CONSTRAINTS)
     assert request.purpose == "emotion" and request.response_schema is None
-    assert schema["properties"]["reason"]["maxLength"] == 400 and unbounded(schema) == []
+    assert schema["properties"]["reason"]["maxLength"] == 160 and unbounded(schema) == []
     assert set(schema["required"]) == set(schema["properties"]) == {f for f in GOOD}
     assert schema["additionalProperties"] is False and "$ref" not in schema
     assert isinstance(msgspec.json.decode(msgspec.json.encode(GOOD), type=UserEmotion), UserEmotion)

@@ -151,12 +151,13 @@ async def test_init_failing_twice_gives_no_guidance_and_nothing_to_write():
     assert finalize_turn(res, "a1", "u1", "hi").payload is None
 
 
-async def test_init_proposal_owning_an_undercurrent_by_the_agent_is_repaired():
+async def test_init_proposal_owning_an_undercurrent_by_the_agent_is_not_taken():
     bad = dict(INIT, undercurrents=[dict(INIT["undercurrents"][0], owner="Lia")])
-    m = ScriptedModel().enqueue("story_init.world", bad, bad)
+    m = ScriptedModel().enqueue("story_init.world", bad).enqueue("story.prepare", NORMAL).enqueue("story.plan_cycle", PLAN)
     res = await StoryCoordinator(cfg(m), MemoryReader()).before_actor(
         BeforeActorInput(ctx(), "lia", PERSONA, None, "u1", "hi", 1, []))
-    assert res.outcome == "no_story" and "protected" in m.history[1].messages[-1].content
+    assert res.outcome == "prepared" and len(m.calls("story_init.world")) == 1
+    assert res.write and all(t.owner != "Lia" for t in res.candidate.world.undercurrents)
 
 
 async def test_advance_pending_keeps_the_saved_state_and_gives_no_new_guidance():

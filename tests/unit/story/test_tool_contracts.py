@@ -243,33 +243,25 @@ RULES = [
     ("prepare", {"kind": "cue", "target_id": "bg-patrol", "companion_follows": None}, "does not match the schema"),
     ("advance", adv(shown_injection_ids=["inj-x"]), "unknown injection id"),
     ("advance", adv(offstage_results=[{"source_id": "nowhere", "text": "t"}]), "unknown offstage source"),
-    ("advance", adv(new_backgrounds=[{"id": "uc-guild", "title": "t", "summary": "", "kind": "progress"}]), "already exists"),
-    ("advance", adv(new_backgrounds=[{"id": "b1", "title": "t", "summary": "", "kind": "progress"}],
-                    new_seeds=[{"id": "b1", "owner": "Guild", "title": "t", "clue": "", "invitation": ""}]), "distinct"),
     ("advance", adv(new_backgrounds=[{"id": f"b{i}", "title": "t", "summary": "", "kind": "progress"} for i in range(3)]),
      "at most 3 backgrounds"),
-    ("advance", adv(new_seeds=[{"id": "s9", "owner": " lia ", "title": "t", "clue": "", "invitation": ""}]), "protected"),
     ("advance", adv(invitation_delivered=True), "no undelivered invitation"),
     ("advance", {**adv(), "round": 99}, "does not match the schema"),  # clocks cannot even be expressed
     ("plan", {"goals": GOOD_PLAN["goals"][:4]}, "plan 5-7 new goals"),
     ("plan", {"goals": [planned(f"g{i}") for i in range(5)]}, "must serve the sub line"),
-    ("plan", {"goals": GOOD_PLAN["goals"][:4] + [planned("g0", "sub")]}, "duplicate goal id"),
     ("plan", {"goals": GOOD_PLAN["goals"] + [planned("x", gist=" ")]}, "empty gist"),
     ("plan", {"goals": GOOD_PLAN["goals"] + [planned("r", angle="reward")]}, "must depend on a setup goal"),
     ("plan", {"goals": GOOD_PLAN["goals"] + [planned("c1", prereq=["c2"]), planned("c2", prereq=["c1"])]}, "cycle"),
     ("plan", {"goals": GOOD_PLAN["goals"] + [planned("p", priority=9)]}, "outside 1..5"),
     ("plan", {"goals": GOOD_PLAN["goals"] + [planned("d", prereq=["ghost"])]}, "unknown goal"),
     ("settle", settle_json(completed=[("ghost", "Lia turns the key")]), "not an open goal"),
-    ("settle", settle_json(progress=[("main", "Lia turns"), ("main", "the key")]), "one progress claim per line"),
     ("settle", settle_json(emotion={"valence": 2, "arousal": 0.5, "dominance": 0.5}), "emotion out of range"),
     ("rebranch", {"main": LINE, "sub": LINE, "continuity": "c"}, "Expected `null`, got `object` - at `$.main`"),  # sub: main null by schema
     ("rebranch", {"main": None, "sub": dict(LINE, theme=""), "continuity": "c"}, "needs a theme and a direction"),
     ("rebranch", {"main": None, "sub": LINE, "continuity": " "}, "continuity note is required"),
-    ("initializer", dict(INIT, seeds=[dict(INIT["seeds"][0], owner="LIA")]), "protected character"),
     ("initializer", dict(INIT, backgrounds=INIT["backgrounds"] * 4), "at most 3 backgrounds"),
     ("initializer", dict(INIT, undercurrents=[dict(INIT["undercurrents"][0], id=f"u{i}") for i in range(6)]), "at most 5 undercurrents"),
     ("initializer", dict(INIT, backgrounds=[dict(INIT["backgrounds"][0], countdown=0)]), "countdown must be 1..6"),
-    ("initializer", dict(INIT, seeds=[dict(INIT["seeds"][0], id="ev-key")]), "ids must be unique"),
 ]
 
 
@@ -325,3 +317,45 @@ async def test_deal_beat_respects_cancellation_and_same_turn_idempotency():
     first = await NarrativeDealBeat().execute(DealInput(ctx(), N0, "develop"))
     again = await NarrativeDealBeat().execute(DealInput(ctx(), first.snapshot, "develop"))
     assert first.packet.pending.id == "a" and again.packet == first.packet and again.snapshot == first.snapshot
+
+
+# New ids are the program's: a repeated or taken slug is renamed, not sent back for a repair.
+
+async def test_advance_renames_a_new_id_that_exists_or_repeats_instead_of_repairing():
+    bad = adv(new_backgrounds=[{"id": "uc-guild", "title": "t", "summary": "", "kind": "progress"}],
+              new_seeds=[{"id": "uc-guild", "owner": "Guild", "title": "t", "clue": "", "invitation": ""}])
+    m = FunctionModel(lambda req, n: bad)
+    _, r = await run_advance(config(m), ctx())
+    assert len(m.history) == 1 and r.outcome == "committed"
+    assert [b.id for b in r.snapshot.backgrounds][-1] == "uc-guild-2"
+    assert r.snapshot.seed_pool[-1].id == "uc-guild-3"
+
+
+async def test_plan_renames_repeated_goal_ids_instead_of_repairing():
+    m = FunctionModel(lambda req, n: {"goals": GOOD_PLAN["goals"][:4] + [planned("g0", "sub")]})
+    r = await run_plan(config(m), ctx())
+    assert len(m.history) == 1 and r.outcome == "planned"
+    assert [g.id for g in r.snapshot.cycle.pending] == ["g0", "g1", "g2", "g3", "g0-2"]
+
+
+async def test_initializer_makes_every_id_distinct_instead_of_repairing():
+    same = dict(INIT, seeds=[dict(INIT["seeds"][0], id="ev-key")])
+    m = FunctionModel(lambda req, n: same)
+    r = await run_init(config(m), ctx())
+    assert len(m.history) == 1 and r.world is not None and r.world.foreground.id == "ev-key"
+    assert r.world.seed_pool[0].id == "ev-key-2"
+
+
+async def test_settle_counts_the_first_claim_per_line_instead_of_repairing():
+    m = FunctionModel(lambda req, n: settle_json(progress=[("main", "Lia turns the key"), ("main", "the old archive")]))
+    r = await run_settle(config(m), ctx())
+    assert len(m.history) == 1 and r.outcome == "settled"
+
+
+async def test_new_seeds_and_threads_owned_by_the_protected_character_are_not_taken():
+    m = FunctionModel(lambda req, n: adv(new_seeds=[{"id": "s9", "owner": " lia ", "title": "t", "clue": "", "invitation": ""}]))
+    _, r = await run_advance(config(m), ctx())
+    assert len(m.history) == 1 and r.outcome == "committed" and "s9" not in {s.id for s in r.snapshot.seed_pool}
+    m = FunctionModel(lambda req, n: dict(INIT, seeds=[dict(INIT["seeds"][0], owner="LIA")]))
+    r = await run_init(config(m), ctx())
+    assert len(m.history) == 1 and r.world is not None and r.world.seed_pool == []

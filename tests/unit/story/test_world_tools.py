@@ -109,13 +109,14 @@ async def test_advance_with_an_unreliable_proposal_stays_pending_and_keeps_the_p
     assert r.outcome == "pending" and r.snapshot == p.snapshot and len(m.history) == 2
 
 
-async def test_advance_rejects_a_fourth_background_and_protected_seeds():
+async def test_advance_rejects_a_fourth_background_and_drops_protected_seeds():
     m = ScriptedModel().enqueue("story.advance",
                                 advance_json(new_backgrounds=[{"id": f"b{i}", "title": "t", "summary": "", "kind": "progress"} for i in range(3)]),
                                 advance_json(new_seeds=[{"id": "s9", "owner": "Lia", "title": "t", "clue": "", "invitation": ""}]))
     p = await PovPrepareTurn().execute(PrepareInput(ctx(), world(), FREE))
     r = await PovAdvanceWorld(cfg(m)).execute(AdvanceInput(ctx(), p, WriterOutput("prose")))
-    assert r.outcome == "pending"
+    assert r.outcome == "committed" and len(m.history) == 2  # the fourth background was repaired away
+    assert "s9" not in {s.id for s in r.snapshot.seed_pool}  # the protected owner's seed is not taken
 
 
 async def test_advance_applies_a_valid_proposal_but_the_program_sets_clocks():
@@ -160,20 +161,20 @@ async def test_the_writers_successor_must_be_a_new_event():
     p = await PovPrepareTurn().execute(PrepareInput(ctx(), world(), FREE))
     with pytest.raises(InvalidToolInput):
         await PovAdvanceWorld().execute(AdvanceInput(ctx(), p, WriterOutput("prose", next_foreground=NextForeground("bg-patrol", "t"))))
-    m = ScriptedModel().enqueue("story.advance", advance_json(new_backgrounds=[{"id": "ev-next", "title": "t", "summary": "", "kind": "progress"}]),
-                                advance_json())
+    m = ScriptedModel().enqueue("story.advance", advance_json(new_backgrounds=[{"id": "ev-next", "title": "t", "summary": "", "kind": "progress"}]))
     r = await PovAdvanceWorld(cfg(m)).execute(AdvanceInput(ctx(), p, WriterOutput("prose", next_foreground=NextForeground("ev-next", "t"))))
-    assert r.outcome == "committed" and "already exists" in m.history[1].messages[-1].content
+    assert r.outcome == "committed" and len(m.history) == 1  # the model's clashing slug is renamed, not repaired
     assert r.snapshot.pending_next_foreground.id == "ev-next"
+    assert "ev-next-2" in {g.id for g in r.snapshot.backgrounds}
 
 
 async def test_ids_of_ended_events_are_retired_and_never_reused():
     m = ScriptedModel().enqueue("story.prepare", {"target_id": "bg-patrol", "companion_follows": True})
-    m.enqueue("story.advance", advance_json(next_foreground={"id": "ev-key", "title": "again", "summary": ""}), advance_json())
+    m.enqueue("story.advance", advance_json(next_foreground={"id": "ev-key", "title": "again", "summary": ""}))
     p = await PovPrepareTurn(cfg(m)).execute(PrepareInput(ctx(), world(), FREE))
     r = await PovAdvanceWorld(cfg(m)).execute(AdvanceInput(ctx(), p, WriterOutput("prose")))
-    assert "'ev-key' already exists" in m.history[-1].messages[-1].content  # it just ended this turn
-    assert r.outcome == "committed" and r.snapshot.retired_ids == ["ev-key"]
+    assert r.outcome == "committed" and r.snapshot.retired_ids == ["ev-key"]  # it just ended this turn
+    assert r.snapshot.pending_next_foreground.id == "ev-key-2"  # so the proposal's slug is renamed
 
 
 def test_a_blocked_invitation_keeps_its_stage_counter_bounded():
