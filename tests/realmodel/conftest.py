@@ -39,10 +39,21 @@ def llama_base_url() -> Iterator[str]:
         yield base
 
 
+# Replies are prose: a short budget keeps a tiny model from looping into a degenerate reply (which
+# the quality check would rightly drop) and keeps the suite fast. Structured stages size their own.
+ACTOR_MAX_TOKENS = 80
+
+
 @pytest.fixture
 async def real_api(db_url: str, tmp_path: Path, llama_base_url: str) -> AsyncIterator[Api]:
+    config = tmp_path / "companion.toml"
+    config.write_text(
+        f'[llm.models.prose]\nbaseUrl = "{llama_base_url}"\nmodel = "smollm2"\ntimeoutMs = {CALL_TIMEOUT_MS}\n'
+        f'maxTokens = {ACTOR_MAX_TOKENS}\n\n[llm.stages]\nactor = "prose"\n'
+    )
     settings = make_settings(db_url, tmp_path, COMPANION_LLM_BASE_URL=llama_base_url, COMPANION_LLM_MODEL="smollm2",
-                             COMPANION_LLM_TIMEOUT_MS=CALL_TIMEOUT_MS, COMPANION_TURN_TIMEOUT_S="600")
+                             COMPANION_LLM_TIMEOUT_MS=CALL_TIMEOUT_MS, COMPANION_TURN_TIMEOUT_S="600",
+                             COMPANION_CONFIG=str(config))
     app = create_app(settings)
     async with AsyncTestClient(app, timeout=900) as client:
         yield Api(client, settings)
