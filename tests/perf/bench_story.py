@@ -101,7 +101,10 @@ async def state_size(turns: int, base_url: str) -> dict[str, Any]:
         history += [HistoryMessage(user_id, "user", user_text), HistoryMessage(agent_msg, "agent", reply, "lia")]
     await gateway.aclose()
     return {"turns": turns, "turns_that_wrote_state": len(sizes), "final_bytes": sizes[-1] if sizes else 0,
-            "max_bytes": max(sizes, default=0), "cap": 60_000, "diagnostics": diagnostics,
+            "max_bytes": max(sizes, default=0), "cap": 60_000,
+            "first_turn_over_cap": next((i + 1 for i, n in enumerate(sizes) if n > 60_000), None),
+            "bytes_at_turn": {t: sizes[t - 1] for t in (10, 50, 100, 150, 200) if t <= len(sizes)},
+            "diagnostics": diagnostics,
             "model": "simulator (schema-following, labelled simulated)"}  # fmt: skip
 
 
