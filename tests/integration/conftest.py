@@ -66,3 +66,36 @@ async def api(settings: Settings, model: Any) -> AsyncIterator[Api]:
     app = create_app(settings, model=model)
     async with AsyncTestClient(app) as client:
         yield Api(client, settings)
+
+
+# -- the schema-following simulator over loopback ------------------------------------------------
+# One per test module (a module may set ``SIMULATOR_SEED``); ``sim`` resets it to no faults and no
+# latency for each test; ``sim_api`` is the app whose default model config points at it.
+
+
+@pytest.fixture(scope="module")
+def simulator(request: pytest.FixtureRequest):
+    from app.llm.simulator import start_simulator_in_thread
+
+    handle = start_simulator_in_thread(latency_ms=0, seed=getattr(request.module, "SIMULATOR_SEED", 7), hang_s=5)
+    yield handle
+    handle.stop()
+
+
+@pytest.fixture
+def sim(simulator):
+    from app.llm.simulator import FAULT_KINDS
+
+    simulator.configure(latency_ms=0, jitter_ms=0, fault_rate=0.0, faults=FAULT_KINDS)
+    return simulator
+
+
+@pytest.fixture
+async def sim_api(db_url: str, tmp_path: Path, sim) -> AsyncIterator[Api]:
+    from app.llm.fakes import block_network_models
+
+    settings = make_settings(db_url, tmp_path, COMPANION_LLM_BASE_URL=sim.base_url, COMPANION_LLM_MODEL="sim",
+                             COMPANION_LLM_TIMEOUT_MS="15000")
+    with block_network_models():
+        async with AsyncTestClient(create_app(settings), timeout=120) as client:
+            yield Api(client, settings)

@@ -102,7 +102,12 @@ async def run(base_url: str, turns: int, timeout_ms: int) -> dict[str, Any]:
                 for i in range(turns):
                     r = await client.post(f"/v1/conversations/{conv['id']}/turns",
                                           json={"content": texts[i % len(texts)]}, headers=ALICE)  # fmt: skip
-                    statuses[r.json().get("status", str(r.status_code))] += 1
+                    body = r.json()
+                    statuses[body.get("status", str(r.status_code))] += 1
+                    sug = body.get("suggestions") or {}
+                    if sug:  # auto_reply runs inside the suggestions service: counted from its record
+                        ok = sug.get("status") == "ready" and not sug.get("fallback")
+                        statuses[f"auto_reply:{'ok' if ok else 'failed'}:attempts={sug.get('attempts')}"] += 1
                     report = (await client.get(f"/v1/conversations/{conv['id']}/story/{ids[0]}", headers=ALICE)).json()
                 statuses[f"story:{language}:{report.get('status')}@{report.get('revision')}"] += 1
     return {"stages": summarize(ledger.calls), "turns": dict(statuses)}

@@ -11,17 +11,11 @@ what gets adopted, and the settlement of an event runs (its evidence quotes acce
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from litestar.testing import AsyncTestClient
 
-from app.llm.fakes import conftest_llm_guard
-from app.llm.simulator import start_simulator_in_thread
-from app.main import create_app
-from tests.integration.conftest import ALICE, Api, make_settings
+from tests.integration.conftest import ALICE, Api
 
 STORY_ON = {"enabled": True, "modelConfigId": "default"}
 U1 = "我把铜钥匙递给莉娅，但先不进城。"
@@ -32,27 +26,13 @@ A1_EDITED = "莉娅只看了一眼钥匙，没有接过。这是旧档案馆的�
 # A Story call that needed a repair, fell back or failed says so with one of these codes.
 OFF_MODEL_PATH = {"invalid_model_output", "repair_exhausted", "model_failed", "model_timeout", "story_init_failed",
                   "classification_defaulted_normal", "advance_pending", "plan_failed", "rebranch_failed", "story_error"}
+SIMULATOR_SEED = 23
 MAX_EXTRA_TURNS = 4  # the first event ends on its own after develop_max + 1 accepted rounds
 
 
-@pytest.fixture(autouse=True)
-def _no_real_models() -> Iterator[None]:
-    yield from conftest_llm_guard()
-
-
-@pytest.fixture(scope="module")
-def simulator():
-    handle = start_simulator_in_thread(latency_ms=0, seed=23, hang_s=5)
-    yield handle
-    handle.stop()
-
-
 @pytest.fixture
-async def wire(db_url: str, tmp_path: Path, simulator) -> AsyncIterator[Api]:
-    settings = make_settings(db_url, tmp_path, COMPANION_LLM_BASE_URL=simulator.base_url, COMPANION_LLM_MODEL="sim",
-                             COMPANION_LLM_TIMEOUT_MS="15000")
-    async with AsyncTestClient(create_app(settings), timeout=120) as client:
-        yield Api(client, settings)
+async def wire(sim_api: Api) -> Api:
+    return sim_api
 
 
 async def _say(api: Api, conv_id: str, text: str) -> dict[str, Any]:

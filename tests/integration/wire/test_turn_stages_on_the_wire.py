@@ -7,6 +7,8 @@ from typing import Any
 
 from tests.integration.conftest import ALICE, Api
 
+SIMULATOR_SEED = 11
+
 
 async def _group(api: Api, names: tuple[str, str, str] = ("林溪", "周衡", "阿乐"), **settings: Any):
     caps = [{"comfort": 0.95}, {"analysis": 0.95}, {"playful": 0.95}]
@@ -43,11 +45,11 @@ def _assert_model_path(turn: dict[str, Any], member_ids: list[str]) -> None:
     assert suggestions["status"] == "ready" and not suggestions["fallback"] and suggestions["attempts"] == 1, (suggestions["problems"], suggestions["options"])
 
 
-async def test_a_zh_group_turn_runs_every_stage_on_the_model_path(wire_api: Api):
-    conv, agents = await _group(wire_api)
+async def test_a_zh_group_turn_runs_every_stage_on_the_model_path(sim_api: Api):
+    conv, agents = await _group(sim_api)
     ids = [a["id"] for a in agents]
     for text in ["我今天有点难过，你们觉得我该怎么办？", "帮我分析一下要不要换工作", "哈哈今天发工资了！"]:
-        turn = await _turn(wire_api, conv["id"], text)
+        turn = await _turn(sim_api, conv["id"], text)
         _assert_model_path(turn, ids)
         selection = turn["orchestration"]["selection"]
         assert selection["decidedBy"] == "llm" and selection["llmProblems"] == []
@@ -56,19 +58,19 @@ async def test_a_zh_group_turn_runs_every_stage_on_the_model_path(wire_api: Api)
         assert all(m["metadata"]["selectedBy"] == "llm" for m in turn["agentMessages"] if m["replyKind"] == "primary")
 
 
-async def test_an_en_group_turn_with_a_mention_keeps_the_mention_and_the_model_path(wire_api: Api):
-    conv, agents = await _group(wire_api, ("Lia", "Heng", "Joy"), language="en")
-    turn = await _turn(wire_api, conv["id"], "@Heng what do you think about my plan to move abroad?")
+async def test_an_en_group_turn_with_a_mention_keeps_the_mention_and_the_model_path(sim_api: Api):
+    conv, agents = await _group(sim_api, ("Lia", "Heng", "Joy"), language="en")
+    turn = await _turn(sim_api, conv["id"], "@Heng what do you think about my plan to move abroad?")
     _assert_model_path(turn, [a["id"] for a in agents])
     primary = [m for m in turn["agentMessages"] if m["replyKind"] == "primary"]
     assert primary[0]["agentId"] == agents[1]["id"] and primary[0]["metadata"]["selectedBy"] == "mention"
 
 
-async def test_a_direct_conversation_turn_runs_emotion_and_actor_on_the_model_path(wire_api: Api):
-    agent = await wire_api.agent("林溪", capabilities={"comfort": 0.9})
-    resp = await wire_api.client.post("/v1/conversations", json={"kind": "direct", "agentIds": [agent["id"]]},
+async def test_a_direct_conversation_turn_runs_emotion_and_actor_on_the_model_path(sim_api: Api):
+    agent = await sim_api.agent("林溪", capabilities={"comfort": 0.9})
+    resp = await sim_api.client.post("/v1/conversations", json={"kind": "direct", "agentIds": [agent["id"]]},
                                       headers=ALICE)
     assert resp.status_code == 201, resp.text
-    turn = await _turn(wire_api, resp.json()["id"], "今晚睡不着，有点焦虑")
+    turn = await _turn(sim_api, resp.json()["id"], "今晚睡不着，有点焦虑")
     _on_model_path(turn["orchestration"]["emotion"]["run"])
     assert [m["metadata"]["selectedBy"] for m in turn["agentMessages"]] == ["direct"]
