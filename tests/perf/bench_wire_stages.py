@@ -97,7 +97,8 @@ async def run(base_url: str, turns: int, timeout_ms: int) -> dict[str, Any]:
                     r = await client.post("/v1/agents", json={"name": name, "capabilities": {cap: 0.95}}, headers=ADMIN)
                     ids.append(r.json()["id"])
                 body = {"kind": "group", "agentIds": ids, "settings": {
-                    "language": language, "story": {"enabled": True, "modelConfigId": "default"}}}
+                    "language": language, "story": {"enabled": True, "modelConfigId": "default",
+                                                     "modelCallTimeoutMs": min(180_000, timeout_ms)}}}
                 conv = (await client.post("/v1/conversations", json=body, headers=ALICE)).json()
                 for i in range(turns):
                     r = await client.post(f"/v1/conversations/{conv['id']}/turns",
