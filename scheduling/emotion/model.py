@@ -30,7 +30,10 @@ class UserEmotion(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fi
 
 
 # What the schema allows (the prompt asks for the same): a strict server cannot write more.
-EMOTION_CONSTRAINTS = {"reason": {"maxLength": REASON_MAX_CHARS}}
+# The seed allows up to REASON_MAX_CHARS (and a longer answer in prompt mode is clamped, not
+# repaired); one short sentence is what the prompt asks for and keeps a small model's answer fast.
+REASON_SCHEMA_CHARS = 160
+EMOTION_CONSTRAINTS = {"reason": {"maxLength": REASON_SCHEMA_CHARS}}
 
 NEUTRAL_EMOTION = UserEmotion(
     primary_emotion="neutral", intensity=0.2, needs_comfort=False, needs_advice=False,

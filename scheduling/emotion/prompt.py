@@ -6,7 +6,7 @@ small call keeps it cheap and lets it run concurrently with intent.
 
 from __future__ import annotations
 
-from scheduling.emotion.model import UserEmotion
+from scheduling.emotion.model import REASON_SCHEMA_CHARS, UserEmotion
 from scheduling.ports import ChatMessage, ModelRequest
 
 EMOTION_PURPOSE = "emotion"
@@ -17,7 +17,7 @@ _SYSTEM_ZH = "\n".join([
     "只判断用户本轮消息体现出的主要情绪、强度和陪伴需求，不要生成聊天回复，也不要选择由谁回复。",
     "需要区分用户是需要安慰、建议、降温，还是只是轻松闲聊。",
     "primaryEmotion 取值：neutral, happy, sad, anxious, angry, lonely, stressed, confused, romantic, playful, unknown。",
-    "intensity 为 0 到 1 的情绪强度；socialEnergy 为 low/medium/high 的社交能量；reason 用一两句话说明依据（不超过 400 字）。",
+    f"intensity 为 0 到 1 的情绪强度；socialEnergy 为 low/medium/high 的社交能量；reason 用一句话说明依据（不超过 {REASON_SCHEMA_CHARS} 字）。",
     "只输出符合给定 JSON schema 的 JSON。",
 ])
 _SYSTEM_EN = "\n".join([
@@ -26,8 +26,8 @@ _SYSTEM_EN = "\n".join([
     "Do not write a chat reply and do not choose who should reply.",
     "Distinguish whether the user needs comfort, advice, de-escalation, or is just chatting lightly.",
     "primaryEmotion is one of: neutral, happy, sad, anxious, angry, lonely, stressed, confused, romantic, playful, unknown.",
-    "intensity is 0..1; socialEnergy is low/medium/high; reason explains the judgement in one or two "
-    "sentences (at most 400 characters).",
+    "intensity is 0..1; socialEnergy is low/medium/high; reason explains the judgement in one short "
+    f"sentence (at most {REASON_SCHEMA_CHARS} characters).",
     "Output only JSON that matches the given JSON schema.",
 ])
 

@@ -22,7 +22,7 @@ class UserIntent(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fie
     reason: str = ""
 
 
-INTENT_REASON_MAX_CHARS = 200
+INTENT_REASON_MAX_CHARS = 120
 
 
 def intent_constraints(member_ids: list[str] | tuple[str, ...]) -> dict[str, dict[str, Any]]:

@@ -30,7 +30,7 @@ def build_intent_request(
             "用户点名某个 Agent（名字、别名或 @）时 kind=address_specific，并在 addressedAgentIds 中列出这些 Agent 的 id；"
             "用户问你们、大家、各位时 kind=address_all，addressedAgentIds 为空。",
             "只有用户明确询问大家意见、要求分别回答或想听多个角度时，wantsMultipleVoices 才为 true。",
-            "addressedAgentIds 只能使用下面给出的 id。只输出符合 JSON schema 的 JSON。",
+            "addressedAgentIds 只能使用下面给出的 id；reason 用一句话说明（不超过 120 字）。只输出符合 JSON schema 的 JSON。",
         ])
         user = f"群聊成员：\n{_roster(agents)}\n\n最近群聊：\n{recent_transcript or '（无）'}\n\n用户本轮消息：\n{text}"
     else:
@@ -42,7 +42,8 @@ def build_intent_request(
             "their ids; if the user addresses everyone (you all, everyone), kind=address_all with an empty list.",
             "wantsMultipleVoices is true only when the user asks everyone, asks each to answer, or wants "
             "several perspectives.",
-            "Use only the ids given below. Output only JSON that matches the JSON schema.",
+            "Use only the ids given below; reason is one short sentence (at most 120 characters). Output only JSON "
+            "that matches the JSON schema.",
         ])
         user = (f"Group members:\n{_roster(agents)}\n\nRecent group chat:\n{recent_transcript or '(none)'}\n\n"
                 f"The user's message this turn:\n{text}")

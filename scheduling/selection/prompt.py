@@ -41,7 +41,7 @@ def _principles_zh(reply_limit: int, chattiness: str) -> list[str]:
         lines.append("群聊偏好：安静。除非用户问大家或点名多位，只选 1 个。")
     elif chattiness == "lively":
         lines.append("群聊偏好：热闹。合适时可以比平时多选 1 个。")
-    lines.append("输出 selectedAgentIds 时必须使用给定 Agent 的 id，并用 reason 简要说明理由。只输出符合 JSON schema 的 JSON。")
+    lines.append("输出 selectedAgentIds 时必须使用给定 Agent 的 id，并用 reason 一句话说明理由（不超过 160 字）。只输出符合 JSON schema 的 JSON。")
     return lines
 
 
@@ -66,7 +66,8 @@ def _principles_en(reply_limit: int, chattiness: str) -> list[str]:
         lines.append("Group preference: quiet. Choose only 1 unless the user addresses everyone or names several.")
     elif chattiness == "lively":
         lines.append("Group preference: lively. You may choose 1 more than usual when it fits.")
-    lines.append("selectedAgentIds must use the given agent ids; explain briefly in reason. Output only JSON "
+    lines.append("selectedAgentIds must use the given agent ids; explain in reason in one sentence (at most 160 "
+                 "characters). Output only JSON "
                  "matching the JSON schema.")
     return lines
 

@@ -13,7 +13,7 @@ class SpeakerSelection(msgspec.Struct, frozen=True, rename="camel", forbid_unkno
     reason: str
 
 
-SELECTION_REASON_MAX_CHARS = 200
+SELECTION_REASON_MAX_CHARS = 160
 
 
 def selection_constraints(candidate_ids: Iterable[str], reply_limit: int) -> dict[str, dict[str, Any]]:
