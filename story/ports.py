@@ -7,6 +7,7 @@ is accepted as is, and any object with a matching ``complete`` coroutine is a mo
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import msgspec
@@ -59,13 +60,22 @@ class StructuredResultLike(Protocol):
 
 class StructuredModel(ChatModel, Protocol):
     """A model with the host's one structured path: the library passes the Struct type, its
-    per-request constraints (ids as ``enum``s, ``maxItems``, ``maxLength``) and its repair budget;
-    the host builds the wire schema, decodes, runs ``validate`` and repairs. When the budget is
-    spent it raises an error carrying ``problems`` (one per response) and ``usage``."""
+    per-request constraints (ids as ``enum``s, ``maxItems``, ``maxLength``), its check, an optional
+    stage-specific repair note and its repair budget; the host builds the wire schema, decodes,
+    runs ``validate`` and repairs. When the budget is spent it raises an error carrying
+    ``problems`` (one per response), ``usage`` and ``diagnostics`` (each attempt's ``problem``,
+    ``ms``, ``finish_reason``); any other exception is a model failure (timeout, unavailable)."""
 
     async def complete_struct(
-        self, request: ModelRequest, output_type: type, *, constraints: Any = None, repairs: int = 1,
-        validate: Any = None,
+        self,
+        request: ModelRequest,
+        output_type: type,
+        *,
+        constraints: Mapping[str, Mapping[str, Any]] | None = None,
+        repairs: int = 1,
+        validate: Callable[[Any], list[str]] | None = None,
+        repair_note: Callable[[list[str]], str | None] | None = None,
+        schema_name: str | None = None,
     ) -> StructuredResultLike: ...
 
 
