@@ -1,19 +1,33 @@
 """A small offline emotion classifier read from ``lexicon.json``, scored with pure Python.
 
 The artifact is produced by ``python -m scheduling.emotion.train_lexicon`` (see that module for
-the data, the label mapping and the held-out figures). It holds, per language, a multinomial
-logistic regression over binary n-gram features: one intercept per class and, per n-gram, one
-integer weight per class (``weight / scale`` is the coefficient). Scoring is
-``softmax(intercept + sum of the weights of the n-grams present)``.
+the data and the held-out figures, and ``sources.py`` for the label mapping of every source). It
+holds, per language, a multinomial logistic regression over binary features over the five classes
+``angry / anxious / happy / neutral / sad``: one intercept per class and, per feature, one integer
+weight per class (``weight / scale`` is the coefficient). Scoring is
+``softmax(intercept + sum of the weights of the features present)``.
 
-Features (shared with the training script, so training and runtime see the same n-grams):
+Features (shared with the trainer, so training and run time see the same ones):
 
-* ``zh`` (any CJK character in the text): character unigrams and bigrams inside each run of CJK
-  characters (no bigram across punctuation or spaces), plus whole Latin words.
-* ``en``: lower-cased word unigrams and adjacent-word bigrams (``"so happy"``).
+* ``zh`` (any CJK character in the text): character 1–3-grams inside each run of CJK characters
+  (none across punctuation, spaces or Latin words), plus whole Latin words and numbers.
+* ``en``: lower-cased words (a letter repeated 3+ times is cut to two: "sooo" → "soo") and
+  adjacent-word bigrams.
+* Both: each emoji, each Weibo tag, punctuation marks (``p:!``, ``p:?``, ``p:~``, ``p:…``) and the
+  keyword rules' labels that fired (``kw:sad``; passed in by ``fallback.py``).
 
-Nothing here imports scikit-learn: the runtime needs only the stdlib and msgspec. The artifact
-is loaded once per process (``default_classifier``) from the package (``importlib.resources``).
+Mixed-script text is handled on purpose (``prepare``): URLs are dropped; a Weibo repost chain
+``own words//@name: quoted words`` keeps both texts but not the names (``@name`` mentions are
+dropped everywhere), so a user name never counts as an emotion cue; Weibo tags such as ``[心]``
+or ``[怒]`` are whole tokens (and their characters do not also count as text); emoji are tokens
+(variation selectors, skin tones and joiners removed); Latin words inside Chinese text are tokens
+of the Chinese model, so "我今天好sad" is read by the zh model with "sad" as one token (the
+keyword rules, run on the raw text, see "sad" too). Text with no letters but emoji goes to the en
+model. Only the first ``MAX_CHARS`` (600) characters are read, here and by the keyword rules, which
+bounds the time per message.
+
+Nothing here imports scikit-learn or numpy: the runtime needs only the stdlib and msgspec. The
+artifact is loaded once per process (``default_classifier``) from the package.
 """
 
 from __future__ import annotations
@@ -23,66 +37,107 @@ import importlib.resources
 import logging
 import math
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
 ARTIFACT_NAME = "lexicon.json"
-ARTIFACT_FORMAT = 1
+ARTIFACT_FORMAT = 2
+MAX_CHARS = 600
 
 Language = Literal["zh", "en"]
 
+# The project's emotions → the classifier class each belongs to. The keyword rules' finer labels
+# (lonely, stressed, confused, romantic, playful) refine a classifier class of their family.
+FAMILY: dict[str, str] = {
+    "happy": "happy", "playful": "happy", "romantic": "happy",
+    "sad": "sad", "lonely": "sad",
+    "anxious": "anxious", "stressed": "anxious",
+    "angry": "angry",
+    "neutral": "neutral", "confused": "neutral", "unknown": "neutral",
+}
+COMFORT_CLASSES = ("angry", "anxious", "sad")
+
 _CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK = re.compile(f"[{_CJK_RANGES}]")
-_ZH_SEGMENTS = re.compile(f"[{_CJK_RANGES}]+|[a-z0-9]+(?:'[a-z]+)*")
-_EN_TOKENS = re.compile(r"[a-z0-9]+(?:'[a-z]+)*")
+_URL = re.compile(r"https?://\S+|www\.\S+")
+_REPOST = re.compile(r"//\s*@[^\s:：]{1,30}[:：]?")
+_MENTION = re.compile(r"@[^\s:：,，。!！?？@/]{1,30}[:：]?")
+_TAG = re.compile(r"\[[^\[\]\s]{1,8}\]")
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u3297\u3299]")
+_EMOJI_JUNK = re.compile("[\uFE0E\uFE0F\u200D\U0001F3FB-\U0001F3FF]")
+_ZH_SEGMENTS = re.compile(f"[{_CJK_RANGES}]+|[a-z]+(?:'[a-z]+)*|[0-9]+")
+_EN_TOKENS = re.compile(r"[a-z]+(?:'[a-z]+)*|[0-9]+")
+_PUNCT = {"!": "p:!", "！": "p:!", "?": "p:?", "？": "p:?", "~": "p:~", "～": "p:~", "…": "p:…"}
+_PUNCT_RE = re.compile("[!！?？~～…]")
+_LONG_LETTER = re.compile(r"([a-z])\1{2,}")
 
 log = logging.getLogger(__name__)
 
 
+def _normalise(text: str) -> str:
+    return text[:MAX_CHARS].lower().replace("\u2019", "'").replace("`", "'")
+
+
+def prepare(text: str) -> tuple[str, list[str]]:
+    """``(plain text, symbol tokens)``: URLs, ``//@name:`` and ``@name`` removed; Weibo tags and
+    emoji taken out of the text as tokens (in order of appearance, repeats kept)."""
+    norm = _EMOJI_JUNK.sub("", _URL.sub(" ", _normalise(text)))
+    norm = _MENTION.sub(" ", _REPOST.sub(" // ", norm))
+    tokens = _TAG.findall(norm)
+    norm = _TAG.sub(" ", norm)
+    tokens += _EMOJI.findall(norm)
+    return _EMOJI.sub(" ", norm), tokens
+
+
 def language_of(text: str) -> Language | None:
-    """``zh`` when the text has any CJK character, ``en`` when it has a Latin word, else None."""
-    if _CJK.search(text):
+    """``zh`` when the text has any CJK character, ``en`` when it has a Latin word or only emoji,
+    else None."""
+    if _CJK.search(text[:MAX_CHARS]):
         return "zh"
-    if _EN_TOKENS.search(_normalise(text)):
+    plain, tokens = prepare(text)
+    if _EN_TOKENS.search(plain) or tokens:
         return "en"
     return None
 
 
-def _normalise(text: str) -> str:
-    return text.lower().replace("\u2019", "'").replace("`", "'")
-
-
-def features(text: str, lang: Language) -> list[str]:
-    """The n-grams of ``text`` for the ``lang`` model, in order of appearance (may repeat)."""
-    norm = _normalise(text)
-    out: list[str] = []
+def features(text: str, lang: Language, extra: Iterable[str] = ()) -> list[str]:
+    """The features of ``text`` for the ``lang`` model, in order of appearance (may repeat);
+    ``extra`` (e.g. ``kw:sad``) is appended as given."""
+    plain, out = prepare(text)
+    out.extend(dict.fromkeys(_PUNCT[p] for p in _PUNCT_RE.findall(plain)))
     if lang == "zh":
-        for segment in _ZH_SEGMENTS.findall(norm):
+        for segment in _ZH_SEGMENTS.findall(plain):
             if not _CJK.match(segment):
                 out.append(segment)
                 continue
             out.extend(segment)
             out.extend(segment[i:i + 2] for i in range(len(segment) - 1))
-        return out
-    tokens = _EN_TOKENS.findall(norm)
-    out.extend(tokens)
-    out.extend(f"{a} {b}" for a, b in zip(tokens, tokens[1:]))
+            out.extend(segment[i:i + 3] for i in range(len(segment) - 2))
+    else:
+        tokens = [_LONG_LETTER.sub(r"\1\1", t) for t in _EN_TOKENS.findall(plain)]
+        out.extend(tokens)
+        out.extend(f"{a} {b}" for a, b in zip(tokens, tokens[1:]))
+    out.extend(extra)
     return out
 
 
 class LanguageModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """One language's model. ``threshold``: the least probability at which a non-neutral label is
-    used for text the heuristics call neutral; ``override_threshold``: the least probability at
-    which it replaces a weak (single-keyword) heuristic label (> 1 means never). Both were chosen
-    on the validation split by the training script."""
+    """One language's model. ``comfort_threshold``: the least probability of sad + angry +
+    anxious at which the user needs comfort although the class is neutral; ``keyword_hits``: the
+    number of keyword-rule hits from which the rules' label stands without the classifier (both
+    chosen on the validation splits by the trainer); ``floor``: the least probability at which a
+    class other than neutral is used for a text without any emotion keyword (set, not tuned: see
+    ``train_lexicon.FLOOR``)."""
 
     labels: list[str]
     intercepts: list[float]
     scale: float
-    threshold: float
-    override_threshold: float
+    comfort_threshold: float
+    keyword_hits: int
+    floor: float
     weights: dict[str, list[int]]
 
 
@@ -96,6 +151,7 @@ class Prediction(msgspec.Struct, frozen=True):
     label: str
     probability: float
     language: Language
+    comfort_probability: float = 0.0
 
 
 class EmotionClassifier:
@@ -117,44 +173,35 @@ class EmotionClassifier:
     def model(self, lang: Language) -> LanguageModel | None:
         return self.lexicon.models.get(lang)
 
-    def probabilities(self, text: str) -> tuple[Language, dict[str, float]] | None:
+    def probabilities(self, text: str, extra: Iterable[str] = ()) -> tuple[Language, dict[str, float]] | None:
         """Every class's probability, or None when no model fits the text."""
         lang = language_of(text)
         model = self.model(lang) if lang else None
         if lang is None or model is None:
             return None
-        logits = list(model.intercepts)
-        for gram in set(features(text, lang)):
-            row = model.weights.get(gram)
-            if row is not None:
-                for k, w in enumerate(row):
-                    logits[k] += w / model.scale
+        rows = [row for row in map(model.weights.get, set(features(text, lang, extra))) if row is not None]
+        logits = [sum(column) for column in zip(model.intercepts, *rows)]
         top = max(logits)
-        exps = [math.exp(v - top) for v in logits]
+        exps = [math.exp((v - top) / model.scale) for v in logits]
         total = sum(exps)
         return lang, {label: e / total for label, e in zip(model.labels, exps)}
 
-    def predict(self, text: str) -> Prediction | None:
-        """The most probable label (ties: the artifact's label order) and its probability."""
-        scored = self.probabilities(text)
+    def predict(self, text: str, extra: Iterable[str] = ()) -> Prediction | None:
+        """The most probable class (ties: the artifact's label order), its probability, and the
+        probability of the classes that need comfort."""
+        scored = self.probabilities(text, extra)
         if scored is None:
             return None
         lang, probs = scored
         label = max(probs, key=probs.__getitem__)
-        return Prediction(label=label, probability=round(probs[label], 6), language=lang)
+        comfort = sum(probs.get(c, 0.0) for c in COMFORT_CLASSES)
+        return Prediction(label=label, probability=round(probs[label], 6), language=lang,
+                          comfort_probability=round(comfort, 6))
 
     def classify(self, text: str) -> tuple[str, float]:
         """``(label, probability)``; ``("neutral", 1.0)`` for text no model can read."""
         p = self.predict(text)
         return ("neutral", 1.0) if p is None else (p.label, p.probability)
-
-    def with_thresholds(self, lang: Language, threshold: float, override_threshold: float) -> EmotionClassifier:
-        """A copy with other thresholds for ``lang`` (used by the training script to tune them)."""
-        models = dict(self.lexicon.models)
-        models[lang] = msgspec.structs.replace(
-            models[lang], threshold=threshold, override_threshold=override_threshold,
-        )
-        return EmotionClassifier(msgspec.structs.replace(self.lexicon, models=models))
 
 
 def decode_lexicon(data: bytes | str) -> Lexicon:

@@ -4,21 +4,45 @@ Used when the emotion model fails or is not configured, so the scorer still know
 user needs comfort, advice or de-escalation. Keyword lists start from the seed's regexes
 (``buildFallbackGroupUserEmotion``); the English lists cover the same feelings. The primary
 emotion is the first that fires in ``_PRIORITY`` (needs that are urgent first: anger before
-sadness before worry). Intensity starts at a base for the emotion and rises with cues.
+sadness before worry). The Chinese side of each list also holds the emoji and Weibo tags
+(``[怒]``, ``[泪]``, ``[哈哈]``) that say the same, so an emoji-only message is read deliberately:
+as the keyword rules map it, and as a feature of the classifier (``kw:<label>``). Intensity
+starts at a base for the emotion and rises with cues.
 
-The keyword rules stay the backbone. A small trained classifier (``classifier.py``, artifact
-``lexicon.json``, trained by ``train_lexicon.py``) only fills in where they are silent or weak:
+A trained classifier (``classifier.py``, artifact ``lexicon.json``, trained by
+``train_lexicon.py`` on Weibo posts, short posts, TV dialogue, first-person statements and Reddit
+comments) decides the emotion's *class* (angry / anxious / happy / neutral / sad); the keyword
+rules refine it and stand on their own where they are explicit:
 
-* no emotion keyword (neutral) and the classifier's top label is an emotion with probability ≥ the
-  language's ``threshold`` → that label;
-* exactly one emotion keyword, of a class the classifier knows, and the classifier prefers another
-  emotion (not neutral) with probability ≥ ``override_threshold`` → that label (e.g. "为什么" in
-  an angry line).
+* the keyword labels that fired are features of the classifier (``kw:<label>``), so it weighs
+  them against everything else in the text;
+* ``keyword_hits`` or more keyword hits (explicit text such as "一个人好孤单，好寂寞") → the rules'
+  label stands as it is;
+* two or more hits of a label the classifier does not have (lonely, stressed, confused, romantic,
+  playful) → that label stands ("项目压力太大了，撑不住" is stressed);
+* a confused keyword in a request for advice ("我该怎么办，帮我分析一下") → confused, unless the
+  classifier hears anger;
+* a short line (under 20 characters) with no keyword, where the classifier's class (not neutral)
+  is below the language's ``floor`` → neutral: short chat lines ("早上好", "今天吃了面条") are
+  rarer in the training sources than in a chat, and a weak guess there must not send the user to
+  the comforter; a short line with a keyword that the classifier calls neutral → the keyword's
+  label ("好焦虑": the emotion word is most of the evidence);
+* otherwise the classifier's class, refined to the first fired keyword label of that class's
+  family (sad → lonely, anxious → stressed, happy → playful / romantic, neutral → confused;
+  ``classifier.FAMILY``).
 
-Both thresholds were chosen on a validation split; see ``train_lexicon`` for held-out figures.
+Comfort is its own decision: needed when the label is sad, lonely, anxious, stressed or angry,
+when the classifier's class is neutral but its probability of sad + angry + anxious reaches the
+language's ``comfort_threshold`` (the text sounds upset although no emotion won; a happy class is
+left alone, so a happy user is not handed to the comforter), or when the user asks
+for it ("陪陪我", "I need a hug"), unless the text declines it ("不用安慰我", "don't worry
+about me": ``NO_COMFORT_CUES``). A line under four characters ("你好", "在") never sounds upset
+without an emotion word. ``keyword_hits`` and ``comfort_threshold`` were chosen on the
+validation splits; see ``train_lexicon`` for the held-out figures per source.
+
 A classifier label gets intensity ``0.2 + 0.3 × probability`` plus the same cue increments as a
 keyword label, and the same needs (sad/lonely/anxious/stressed/angry → comfort, confused → advice,
-angry → de-escalation) and social energy rules.
+angry → de-escalation) and social energy rules. Without the artifact the keyword rules alone answer.
 """
 
 from __future__ import annotations
@@ -26,13 +50,13 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from scheduling.emotion.classifier import EmotionClassifier, Prediction, default_classifier
+from scheduling.emotion.classifier import FAMILY, MAX_CHARS, EmotionClassifier, Prediction, default_classifier
 from scheduling.emotion.model import PrimaryEmotion, SocialEnergy, UserEmotion
 from scheduling.keywords import Cues
 
 EMOTION_CUES: dict[str, Cues] = {
     "angry": Cues(
-        "生气|愤怒|烦死|气死|吵架|不爽|火大|讨厌死|受够|滚",
+        "生气|愤怒|烦死|气死|吵架|不爽|火大|讨厌死|受够|滚|😡|🤬|😠|💢|\\[怒\\]|\\[抓狂\\]",
         "angry|mad|furious|pissed(?: off)?|annoyed|hate|rage|fed up|sick of|so done|fight|fighting|argument",
     ),
     "lonely": Cues(
@@ -40,12 +64,12 @@ EMOTION_CUES: dict[str, Cues] = {
         "lonely|alone|isolated|no one cares|nobody cares|no one to talk to|left out",
     ),
     "sad": Cues(
-        "难过|伤心|委屈|想哭|失落|崩溃|没人懂|心碎|哭了",
+        "难过|伤心|委屈|想哭|失落|崩溃|没人懂|心碎|哭了|😭|😢|😞|💔|🥺|\\[泪\\]|\\[悲伤\\]",
         "sad|upset|heartbroken|depressed|crying|cried|hurt|miserable|devastated|feeling down|feel down|"
         "feel like crying|nobody understands|disappointed|broke down",
     ),
     "anxious": Cues(
-        "焦虑|紧张|慌|害怕|担心|睡不着|不安",
+        "焦虑|紧张|慌|害怕|担心|睡不着|不安|😰|😨|😱|😟|\\[害怕\\]",
         "anxious|anxiety|nervous|worried|worry|worrying|scared|afraid|panic(?:king)?|"
         "can'?t sleep|uneasy|freaking out",
     ),
@@ -62,11 +86,11 @@ EMOTION_CUES: dict[str, Cues] = {
         "miss you|crush|in love|a date|dating|flirt(?:ing)?|romantic|kiss|cuddle|love you|like you",
     ),
     "playful": Cues(
-        "哈哈|笑死|好玩|逗|开玩笑|hh|😂|🤣",
+        "哈哈|笑死|好玩|逗|开玩笑|hh|😂|🤣|😆|😜|\\[哈哈\\]|\\[嘻嘻\\]",
         "haha\\w*|hehe|lol|lmao|rofl|joke|joking|kidding|jk|funny|hilarious",
     ),
     "happy": Cues(
-        "开心|高兴|快乐|惊喜|太好了|舒服了|棒|耶",
+        "开心|高兴|快乐|惊喜|太好了|舒服了|棒|耶|😊|😄|😁|😃|🥰|😍|🎉|❤|\\[开心\\]|\\[爱你\\]|\\[心\\]",
         "happy|glad|excited|great news|awesome|yay|amazing|delighted|so good",
     ),
 }
@@ -74,6 +98,13 @@ _PRIORITY: tuple[PrimaryEmotion, ...] = (
     "angry", "lonely", "sad", "anxious", "stressed", "confused", "romantic", "playful", "happy",
 )
 COMFORT_CUES = Cues("陪陪|安慰|抱抱|难受", "comfort|hug|hold me|stay with me|need someone|keep me company|feel bad")
+# The text says it needs no comfort ("needs comfort unless the text says otherwise"). Narrow on
+# purpose: "我没事" or "I'm fine" is as often said by someone who is not.
+NO_COMFORT_CUES = Cues(
+    "不用安慰|不需要安慰|别安慰我|不用担心我|不需要人陪|不用陪我",
+    "(?:don'?t|do not) need (?:comfort|a hug|sympathy|cheering up)|no need to (?:comfort|worry about) me|"
+    "don'?t worry about me|(?:don'?t|do not) want (?:comfort|sympathy|pity)",
+)
 ADVICE_CUES = Cues(
     "建议|分析|复盘|怎么做|帮我想|选择|要不要|该不该|应不应该|怎么办|如何是好|出出主意|拿主意|出个主意|"
     "给点意见|有什么办法|怎么处理|怎么选",
@@ -140,29 +171,49 @@ def _social_energy(text: str, primary: str, exclaims: int) -> SocialEnergy:
 
 _COMFORT_EMOTIONS: frozenset[str] = frozenset({"sad", "lonely", "anxious", "stressed", "angry"})
 _DEFAULT: Final = object()
+_SHORT_CHARS = 20  # a chat line; a longer text carries enough evidence for the classifier alone
+_UPSET_MIN_CHARS = 4  # "你好", "在", "ok": too short to sound upset without an emotion word
+
+
+def keyword_features(fired: list[str]) -> list[str]:
+    """The classifier features for the keyword labels that fired (shared with the trainer)."""
+    return [f"kw:{name}" for name in fired]
+
+
+def keyword_hits(text: str) -> dict[str, list[str]]:
+    """Every emotion's keyword hits in ``text``."""
+    return {name: cues.hits(text) for name, cues in EMOTION_CUES.items()}
+
+
+def fired_labels(found: dict[str, list[str]]) -> list[str]:
+    return [name for name in _PRIORITY if found[name]]
 
 
 def _classifier_label(
     found: dict[str, list[str]], fired: list[str], classifier: EmotionClassifier | None, text: str,
-) -> Prediction | None:
-    """The classifier's label when the keyword rules are silent or weak and it is confident enough
-    (see the module docstring), else None."""
+) -> tuple[str, Prediction] | None:
+    """``(label, prediction)`` from the classifier, refined by the keyword labels of its class's
+    family; None when there is no classifier or model for the text, or the keyword rules are
+    explicit enough to stand alone (see the module docstring)."""
     if classifier is None:
         return None
-    hits = sum(len(v) for v in found.values())
-    if hits > 1:
-        return None
-    prediction = classifier.predict(text)
-    if prediction is None or prediction.label == "neutral":
+    prediction = classifier.predict(text, keyword_features(fired))
+    if prediction is None:
         return None
     model = classifier.model(prediction.language)
-    if model is None:
+    if model is None or sum(len(v) for v in found.values()) >= model.keyword_hits:
         return None
-    if not fired:
-        return prediction if prediction.probability >= model.threshold else None
-    if fired[0] in model.labels and prediction.label != fired[0] and prediction.probability >= model.override_threshold:
-        return prediction
-    return None
+    if fired and fired[0] not in model.labels and len(found[fired[0]]) >= 2:
+        return None  # an explicit label the classifier cannot have ("压力太大了，撑不住": stressed)
+    if "confused" in fired and prediction.label != "angry" and ADVICE_CUES.search(text):
+        return "confused", prediction  # asks what to do: the seed's reading, not the worry it implies
+    short = len(text.strip()) < _SHORT_CHARS
+    if short and prediction.label != "neutral" and not fired and prediction.probability < model.floor:
+        return "neutral", prediction  # a weak guess on a short line with no emotion word stays neutral
+    if short and prediction.label == "neutral" and fired:
+        return fired[0], prediction  # a short line's emotion word is most of its evidence ("好焦虑")
+    label = next((name for name in fired if FAMILY[name] == prediction.label), prediction.label)
+    return label, prediction
 
 
 def heuristic_emotion(text: str) -> UserEmotion:
@@ -178,31 +229,46 @@ def fallback_emotion(text: str, classifier: EmotionClassifier | None | object = 
     model = default_classifier() if classifier is _DEFAULT else classifier
     if model is not None and not isinstance(model, EmotionClassifier):
         raise TypeError(f"classifier must be an EmotionClassifier or None, not {type(model).__name__}")
-    found = {name: cues.hits(text) for name, cues in EMOTION_CUES.items()}
-    fired = [name for name in _PRIORITY if found[name]]
-    primary: PrimaryEmotion = fired[0] if fired else "neutral"
+    text = text[:MAX_CHARS]  # bounds the time per message; a chat message is far shorter
+    found = keyword_hits(text)
+    fired = fired_labels(found)
+    primary: PrimaryEmotion = fired[0] if fired else "neutral"  # type: ignore[assignment]
     hits = sum(len(v) for v in found.values())
     learned = _classifier_label(found, fired, model, text)
-    overridden = primary if learned is not None and fired else None
+    upset = False
     if learned is not None:
-        primary = learned.label  # type: ignore[assignment]
-        fired = [primary]
-        intensity, cues = _intensity(text, primary, 1, base=0.2 + 0.3 * learned.probability)
+        label, prediction = learned
+        primary = label  # type: ignore[assignment]
+        lang_model = model.model(prediction.language)  # type: ignore[union-attr]
+        upset = (label == "neutral" and prediction.label == "neutral" and lang_model is not None
+                 and prediction.comfort_probability >= lang_model.comfort_threshold
+                 and len(text.strip()) >= _UPSET_MIN_CHARS)
+        agreeing = list(found.get(label, []))  # the keywords of the label used, if any
+        if primary == "neutral":
+            intensity, cues = _intensity(text, primary, 0)
+        else:
+            intensity, cues = _intensity(text, primary, 1, base=0.2 + 0.3 * prediction.probability)
     else:
         intensity, cues = _intensity(text, primary, hits)
     comfort = COMFORT_CUES.hits(text)
     advice = ADVICE_CUES.hits(text)
     calm = DEESCALATION_CUES.hits(text)
-    needs_comfort = bool(set(fired) & _COMFORT_EMOTIONS) or bool(comfort)
-    needs_advice = "confused" in fired or bool(advice)
-    needs_deescalation = "angry" in fired or bool(calm)
+    declined = NO_COMFORT_CUES.hits(text)
+    needs_comfort = not declined and (primary in _COMFORT_EMOTIONS or upset or bool(comfort))
+    needs_advice = primary == "confused" or bool(advice)
+    needs_deescalation = primary == "angry" or bool(calm)
     if learned is not None:
-        keywords = comfort + advice + calm
-        reason = f"offline classifier: {primary} (p={learned.probability:.2f}, {learned.language} model)"
-        if overridden:
-            reason += f"; over weak keyword label {overridden}"
+        keywords = agreeing + comfort + declined + advice + calm
+        reason = (f"offline classifier: {prediction.label} (p={prediction.probability:.2f}, "
+                  f"{prediction.language} model)")
+        if primary == "neutral" and prediction.label != "neutral":
+            reason += ", too unsure for a short line without an emotion word: neutral"
+        elif primary != prediction.label:
+            reason += f", refined to {primary} by keywords"
+        if upset and primary not in _COMFORT_EMOTIONS:
+            reason += f"; upset p={prediction.comfort_probability:.2f}"
     else:
-        keywords = [k for name in fired for k in found[name]] + comfort + advice + calm
+        keywords = [k for name in fired for k in found[name]] + comfort + declined + advice + calm
         reason = f"offline heuristics: {primary}"
     if keywords:
         reason += "; keywords " + ", ".join(dict.fromkeys(keywords))
