@@ -1,11 +1,17 @@
 """Per-conversation settings: validated on write, stored normalised (defaults filled in).
 
-Unknown keys anywhere are rejected (422) so a typo never silently does nothing.
+Unknown keys anywhere are rejected (422) so a typo never silently does nothing. The same holds
+for model config ids (``story.modelConfigId``, ``story.initializerModelConfigId``,
+``autoReply.modelConfigId``): an id the app has no model config for would leave the feature
+silently off, so it is a 422 that names the configs that exist. The known ids come from the
+caller (``model_config_ids``) or, when it passes none, from ``register_model_configs`` at start-up;
+``None`` (an injected test model that answers any id) checks nothing.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -47,7 +53,33 @@ class ConversationSettings(ApiInput):
     auto_reply: AutoReplySettings = msgspec.field(default_factory=AutoReplySettings)
 
 
-def parse_settings(raw: dict[str, Any] | None, base: dict[str, Any] | None = None) -> ConversationSettings:
+_known_model_configs: frozenset[str] | None = None
+
+
+def register_model_configs(ids: Collection[str] | None) -> None:
+    """The model config ids settings may name (the app's ``[llm.models]``); ``None`` → any."""
+    global _known_model_configs
+    _known_model_configs = frozenset(ids) if ids is not None else None
+
+
+def _check_model_configs(settings: ConversationSettings, known: Collection[str] | None) -> None:
+    if known is None:
+        return
+    named = [("story.modelConfigId", settings.story.model_config_id if settings.story.enabled else None),
+             ("story.initializerModelConfigId",
+              settings.story.initializer_model_config_id if settings.story.enabled else None),
+             ("autoReply.modelConfigId", settings.auto_reply.model_config_id)]  # fmt: skip
+    for field, model_id in named:
+        if model_id is not None and model_id not in known:
+            existing = ", ".join(sorted(known)) or "none are configured"
+            raise ValidationFailed(
+                f"invalid settings: {field} {model_id!r} is not a model config (existing: {existing})",
+                code="unknown_model_config",
+            )
+
+
+def parse_settings(raw: dict[str, Any] | None, base: dict[str, Any] | None = None, *,
+                   model_config_ids: Collection[str] | None = None) -> ConversationSettings:
     """Validate ``raw`` (camelCase keys) merged over ``base`` (a stored, normalised settings dict).
 
     Nested blocks merge one level deep, so ``{"autoReply": {"enabled": false}}`` keeps the other
@@ -72,6 +104,7 @@ def parse_settings(raw: dict[str, Any] | None, base: dict[str, Any] | None = Non
             "invalid settings: story.modelConfigId is required when story.enabled is true",
             code="invalid_settings",
         )
+    _check_model_configs(settings, model_config_ids if model_config_ids is not None else _known_model_configs)
     return settings
 
 

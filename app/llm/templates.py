@@ -16,14 +16,15 @@ from app.errors import SettingsError
 
 _VARIABLE = re.compile(r"\{\{\s*(?:getvar::)?([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
-# name → (required variables, optional variables rendered as "" when not given)
+# name → (required variables, optional variables rendered as "" when not given). Only templates
+# that a stage renders are listed: intent, emotion and selection build their prompts in
+# ``scheduling/`` (their instructions are code, next to the schema they describe), so templates
+# for them would be validated and never used; an override naming them is rejected at start-up.
 TEMPLATE_VARIABLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "intent": (frozenset({"language"}), frozenset()),
-    "emotion": (frozenset({"language"}), frozenset()),
-    "select": (frozenset({"language", "replyLimit"}), frozenset()),
     "actor": (frozenset({"language", "characterName"}), frozenset({"personality"})),
     "cross_reply": (frozenset({"language", "characterName"}), frozenset({"personality"})),
-    "quality": (frozenset({"language"}), frozenset()),
+    # The judge names the character it reviews; both optional so a language-only override stays valid.
+    "quality": (frozenset({"language"}), frozenset({"characterName", "personality"})),
     "auto_reply": (frozenset({"language", "characterName"}), frozenset()),
 }
 

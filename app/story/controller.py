@@ -1,13 +1,21 @@
-"""GET /v1/conversations/{id}/story/{agentId}: the Story status report for the owner or an admin."""
+"""Story HTTP under ``/v1/conversations/{id}/story/{agentId}``.
+
+``GET``: the status report (owner or admin).
+Admin only, the scope's quarantined events:
+``GET …/quarantine?status=``: the records (``status``: quarantined (default) | released | discarded | all).
+``POST …/quarantine/{recordId}/release``: re-queue the event for settlement (one CAS write).
+``POST …/quarantine/{recordId}/discard``: drop it (kept as ``discarded`` until retention).
+"""
 
 from __future__ import annotations
 
-from litestar import Controller, get
+from litestar import Controller, get, post
+from litestar.params import Parameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.tokens import Principal
 from app.story import service
-from app.story.service import StoryStatusOut
+from app.story.service import QuarantineOut, StoryStatusOut
 
 
 class StoryController(Controller):
@@ -18,3 +26,19 @@ class StoryController(Controller):
     async def status(self, conversation_id: str, agent_id: str, session: AsyncSession,
                      principal: Principal) -> StoryStatusOut:  # fmt: skip
         return await service.story_status(session, principal, conversation_id, agent_id)
+
+    @get("/{agent_id:str}/quarantine")
+    async def quarantine(self, conversation_id: str, agent_id: str, session: AsyncSession, principal: Principal,
+                         status: str = Parameter(query="status", default="quarantined")) -> list[QuarantineOut]:  # fmt: skip
+        return await service.list_quarantine(session, principal, conversation_id=conversation_id, agent_id=agent_id,
+                                             status=status)  # fmt: skip
+
+    @post("/{agent_id:str}/quarantine/{record_id:str}/release", status_code=200)
+    async def release(self, conversation_id: str, agent_id: str, record_id: str, session: AsyncSession,
+                      principal: Principal) -> QuarantineOut:  # fmt: skip
+        return await service.release_quarantined(session, principal, record_id, (conversation_id, agent_id))
+
+    @post("/{agent_id:str}/quarantine/{record_id:str}/discard", status_code=200)
+    async def discard(self, conversation_id: str, agent_id: str, record_id: str, session: AsyncSession,
+                      principal: Principal) -> QuarantineOut:  # fmt: skip
+        return await service.discard_quarantined(session, principal, record_id, (conversation_id, agent_id))

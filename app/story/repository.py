@@ -6,20 +6,34 @@ processes and on both databases: PostgreSQL re-checks the ``WHERE`` after the ro
 serialises writers. Zero rows updated means someone else wrote first: ``StaleStateWrite``.
 Creation is ``INSERT ... ON CONFLICT DO NOTHING`` on the scope's unique constraint, so two
 first turns racing for a new scope both end up reading the one row.
+
+Quarantined events live in ``story_quarantine``, not in the state: a save that carries the turn's
+new records (the coordinator's outbox) inserts them in the same transaction as the CAS update, so
+a rejected write stores none. Retention, applied on every such insert: per state at most
+``QUARANTINE_KEEP`` records and none older than ``QUARANTINE_MAX_AGE``; released and discarded
+records go before open ones, oldest first. It is an operator's work queue, not an audit archive
+(the seed's Axon ledger is bounded the same way).
+
+``last_outcome`` also keeps ``lastFailure`` (kind, reason, at, count in a row, total) across later
+successes, so the status report shows what failed last, when, and how often.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import msgspec
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import StoryState, utcnow
+from app.db.models import StoryQuarantine, StoryState, new_id, utcnow
 from app.errors import StaleStateWrite
+
+QUARANTINE_KEEP = 50
+QUARANTINE_MAX_AGE = timedelta(days=30)
 
 
 class StoryScope(msgspec.Struct, frozen=True):
@@ -85,14 +99,16 @@ async def compare_and_swap(
     quarantine: list[Any] | None = None,
     last_outcome: dict[str, Any] | None = None,
 ) -> int:
-    """Write when the row still has ``expected_revision``; returns the new revision. Commits."""
+    """Write when the row still has ``expected_revision``; returns the new revision. Commits.
+
+    ``quarantine``: the records this save quarantined (stored in ``story_quarantine``)."""
     values: dict[str, Any] = {"revision": StoryState.revision + 1, "status": status, "updated_at": utcnow()}
     if envelope is not msgspec.UNSET:
         values["envelope"] = envelope
     if quarantine is not None:
-        values["quarantine"] = quarantine
-    if last_outcome is not None:
-        values["last_outcome"] = last_outcome
+        values["quarantine"] = []  # the legacy column: records live in their own table
+    if last_outcome is not None or status == "state_too_large":
+        values["last_outcome"] = await _with_last_failure(session, row_id, status, last_outcome)
     result = await session.execute(
         update(StoryState)
         .where(StoryState.id == row_id, StoryState.revision == expected_revision)
@@ -105,6 +121,8 @@ async def compare_and_swap(
         await session.rollback()
         actual = await session.scalar(select(StoryState.revision).where(StoryState.id == row_id))
         raise StaleStateWrite(expected_revision, actual)
+    if quarantine:
+        await _store_quarantine(session, row_id, quarantine)
     await session.commit()
     return int(new_revision)
 
@@ -115,6 +133,7 @@ async def record_outcome(session: AsyncSession, row_id: int, expected_revision: 
     bumping the revision: the state did not change, so a writer holding this revision stays valid.
     Only when the row is still at ``expected_revision``, so a newer write's outcome is never
     overwritten. Returns whether it was recorded. Commits."""
+    last_outcome = await _with_last_failure(session, row_id, status, last_outcome)
     result = await session.execute(
         update(StoryState)
         .where(StoryState.id == row_id, StoryState.revision == expected_revision)
@@ -123,3 +142,118 @@ async def record_outcome(session: AsyncSession, row_id: int, expected_revision: 
     )
     await session.commit()
     return bool(result.rowcount)
+
+
+def prior_failures(stored: StoredState | None) -> int:
+    """Turns in a row whose Story failed (``BeforeActorInput.prior_failures``)."""
+    return int(((stored.last_outcome if stored else None) or {}).get("failures") or 0)
+
+
+async def _with_last_failure(session: AsyncSession, row_id: int, status: str,
+                             outcome: dict[str, Any] | None) -> dict[str, Any]:
+    """The new outcome, carrying ``lastFailure`` over; a failure (an outcome with a reason, or a
+    halted ``state_too_large`` save) becomes the new ``lastFailure``."""
+    prev = await session.scalar(select(StoryState.last_outcome).where(StoryState.id == row_id)) or {}
+    out = dict(outcome or {"kind": status, "at": utcnow().isoformat(), "toolCalls": []})
+    if status == "state_too_large" and "reason" not in out:
+        out["reason"] = "state_too_large: even compacted, the state exceeds maxStateBytes; the Story is halted"
+        out["failures"] = int(prev.get("failures") or 0) + 1
+    last = prev.get("lastFailure")
+    if "reason" in out:
+        total = int((last or {}).get("total") or 0) + 1
+        last = {"kind": out.get("kind"), "reason": out["reason"], "at": out.get("at") or utcnow().isoformat(),
+                "count": int(out.get("failures") or 1), "total": total}  # fmt: skip
+    if last is not None:
+        out["lastFailure"] = last
+    return out
+
+
+# -- quarantined events ------------------------------------------------------------------------
+
+
+async def _store_quarantine(session: AsyncSession, state_id: int, records: list[Any]) -> None:
+    row = await session.get(StoryState, state_id)
+    assert row is not None
+    now = utcnow()
+    for rec in records:
+        rec = msgspec.to_builtins(rec)
+        event_id = str(rec["event_id"])[:160]
+        existing = await session.scalar(select(StoryQuarantine).where(
+            StoryQuarantine.state_id == state_id, StoryQuarantine.event_id == event_id))  # fmt: skip
+        if existing is None:
+            session.add(StoryQuarantine(
+                id=new_id(), state_id=state_id, owner_id=row.owner_id, conversation_id=row.conversation_id,
+                agent_id=row.agent_id, event_id=event_id, reason=str(rec.get("reason", ""))[:500], record=rec,
+                status="quarantined", created_at=now,
+            ))  # fmt: skip
+        else:  # released earlier and quarantined again
+            existing.record, existing.reason, existing.status = rec, str(rec.get("reason", ""))[:500], "quarantined"
+            existing.created_at, existing.resolved_at = now, None
+    await session.flush()
+    await _apply_retention(session, state_id, now)
+
+
+async def _apply_retention(session: AsyncSession, state_id: int, now: Any) -> None:
+    await session.execute(delete(StoryQuarantine).where(
+        StoryQuarantine.state_id == state_id, StoryQuarantine.created_at < now - QUARANTINE_MAX_AGE))  # fmt: skip
+    rows = (await session.execute(
+        select(StoryQuarantine.id, StoryQuarantine.status, StoryQuarantine.created_at)
+        .where(StoryQuarantine.state_id == state_id)
+    )).all()  # fmt: skip
+    if len(rows) <= QUARANTINE_KEEP:
+        return
+    # resolved first, then oldest first
+    order = sorted(rows, key=lambda r: (r.status == "quarantined", r.created_at, r.id))
+    drop = [r.id for r in order[: len(rows) - QUARANTINE_KEEP]]
+    await session.execute(delete(StoryQuarantine).where(StoryQuarantine.id.in_(drop)))
+
+
+async def list_quarantine(session: AsyncSession, *, conversation_id: str | None = None, agent_id: str | None = None,
+                          status: str | None = "quarantined", limit: int = 100) -> list[StoryQuarantine]:
+    q = select(StoryQuarantine)
+    if conversation_id:
+        q = q.where(StoryQuarantine.conversation_id == conversation_id)
+    if agent_id:
+        q = q.where(StoryQuarantine.agent_id == agent_id)
+    if status:
+        q = q.where(StoryQuarantine.status == status)
+    q = q.order_by(StoryQuarantine.created_at.desc(), StoryQuarantine.id).limit(limit)
+    return list((await session.scalars(q)).all())
+
+
+async def quarantine_of(session: AsyncSession, state_id: int) -> list[StoryQuarantine]:
+    return list((await session.scalars(
+        select(StoryQuarantine).where(StoryQuarantine.state_id == state_id, StoryQuarantine.status == "quarantined")
+        .order_by(StoryQuarantine.created_at, StoryQuarantine.id)
+    )).all())  # fmt: skip
+
+
+async def get_quarantined(session: AsyncSession, record_id: str) -> StoryQuarantine | None:
+    return await session.scalar(
+        select(StoryQuarantine).where(StoryQuarantine.id == record_id).execution_options(populate_existing=True))
+
+
+async def resolve_quarantined(session: AsyncSession, record_id: str, status: str, *,
+                              state_write: tuple[int, int, bytes] | None = None) -> bool:
+    """Mark an open record released/discarded; a release also CAS-writes the state that re-queues
+    it (``state_write``: row id, expected revision, envelope), in the same transaction. Commits."""
+    marked = await session.execute(
+        update(StoryQuarantine).where(StoryQuarantine.id == record_id, StoryQuarantine.status == "quarantined")
+        .values(status=status, resolved_at=utcnow()).execution_options(synchronize_session=False)
+    )  # fmt: skip
+    if marked.rowcount != 1:
+        await session.rollback()
+        return False
+    if state_write is not None:
+        row_id, expected, envelope = state_write
+        result = await session.execute(
+            update(StoryState).where(StoryState.id == row_id, StoryState.revision == expected)
+            .values(revision=StoryState.revision + 1, envelope=envelope, updated_at=utcnow())
+            .returning(StoryState.revision).execution_options(synchronize_session=False)
+        )  # fmt: skip
+        if result.scalar_one_or_none() is None:
+            await session.rollback()
+            actual = await session.scalar(select(StoryState.revision).where(StoryState.id == row_id))
+            raise StaleStateWrite(expected, actual)
+    await session.commit()
+    return True

@@ -4,6 +4,12 @@ A result is stored only by a conditional ``UPDATE ... WHERE status = 'generating
 checks no user message arrived after the row was created. So a generation cancelled by another
 server process (which cleared the row) or overtaken by a user message posted through any
 endpoint can never become ``ready``, whatever the process that ran it believes.
+
+The same holds for the anchor: once the message the chips answer is edited, regenerated (both
+set ``edited_at``) or deleted after the row was created, the chips are stale; and a conversation
+whose ``autoReply.enabled`` is off has no current chips. Both are checked when a result is stored
+and when ``latest`` is read, so no endpoint that edits messages or settings has to remember to
+clear suggestions.
 """
 
 from __future__ import annotations
@@ -11,10 +17,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, exists, select, update
+from sqlalchemy import and_, exists, or_, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import Message, Suggestion, TurnStageMetric, new_id, utcnow
+from app.db.models import Conversation, Message, Suggestion, TurnStageMetric, new_id, utcnow
 
 # A live generation takes at most 3 attempts × the largest timeoutMs (30 s); a row still
 # ``generating`` after that (plus slack) was left by a crashed process. Other processes may be
@@ -31,6 +37,32 @@ def _newer_user_message() -> Any:
     )
 
 
+def _anchor_changed() -> Any:
+    return exists().where(
+        Message.id == Suggestion.anchor_message_id,
+        or_(Message.deleted_at.is_not(None), Message.edited_at > Suggestion.created_at),
+    )
+
+
+def _stale() -> Any:
+    return or_(_newer_user_message(), _anchor_changed())
+
+
+async def auto_reply_enabled(session: AsyncSession, conversation_id: str) -> bool:
+    settings = await session.scalar(select(Conversation.settings).where(Conversation.id == conversation_id))
+    return bool(((settings or {}).get("autoReply") or {}).get("enabled", True))
+
+
+async def still_current(session: AsyncSession, suggestion_id: str) -> bool:
+    """Whether a generation should go on: its row is still ``generating``, not stale, and
+    suggestions are still on for the conversation (see ``SuggestionService`` watching it)."""
+    row = (await session.execute(
+        select(Suggestion.conversation_id).where(Suggestion.id == suggestion_id, Suggestion.status == "generating",
+                                                 ~_stale())
+    )).first()  # fmt: skip
+    return row is not None and await auto_reply_enabled(session, row.conversation_id)
+
+
 async def create(session: AsyncSession, *, conversation_id: str, anchor_message_id: str, turn_id: str | None) -> Suggestion:
     now = utcnow()
     row = Suggestion(
@@ -45,13 +77,17 @@ async def create(session: AsyncSession, *, conversation_id: str, anchor_message_
 
 async def finish(session: AsyncSession, suggestion_id: str, *, status: str, **values: Any) -> bool:
     """Store the outcome if the row is still current; otherwise mark it ``cleared``. Commits."""
-    stored = await session.execute(
-        update(Suggestion)
-        .where(Suggestion.id == suggestion_id, Suggestion.status == "generating", ~_newer_user_message())
-        .values(status=status, updated_at=utcnow(), **values)
-        .execution_options(synchronize_session=False)
-    )
-    if stored.rowcount != 1:
+    conversation_id = await session.scalar(select(Suggestion.conversation_id).where(Suggestion.id == suggestion_id))
+    stored = False
+    if conversation_id is not None and await auto_reply_enabled(session, conversation_id):
+        result = await session.execute(
+            update(Suggestion)
+            .where(Suggestion.id == suggestion_id, Suggestion.status == "generating", ~_stale())
+            .values(status=status, updated_at=utcnow(), **values)
+            .execution_options(synchronize_session=False)
+        )
+        stored = result.rowcount == 1
+    if not stored:
         await session.execute(
             update(Suggestion)
             .where(Suggestion.id == suggestion_id, Suggestion.status == "generating")
@@ -59,7 +95,7 @@ async def finish(session: AsyncSession, suggestion_id: str, *, status: str, **va
             .execution_options(synchronize_session=False)
         )
     await session.commit()
-    return stored.rowcount == 1
+    return stored
 
 
 async def clear_conversation(session: AsyncSession, conversation_id: str) -> int:
@@ -92,11 +128,13 @@ async def expire_abandoned(session: AsyncSession, *, conversation_id: str | None
 
 
 async def latest(session: AsyncSession, conversation_id: str) -> Suggestion | None:
-    """The newest record, after settling rows a crash or a user message made non-current."""
+    """The newest record, after settling rows a crash, a user message, an edited, regenerated or
+    deleted anchor, or turning suggestions off made non-current."""
     await expire_abandoned(session, conversation_id=conversation_id)
+    stale = _stale() if await auto_reply_enabled(session, conversation_id) else true()
     await session.execute(
         update(Suggestion)
-        .where(Suggestion.conversation_id == conversation_id, Suggestion.status.in_(OPEN), _newer_user_message())
+        .where(Suggestion.conversation_id == conversation_id, Suggestion.status.in_(OPEN), stale)
         .values(status="cleared", updated_at=utcnow())
         .execution_options(synchronize_session=False)
     )

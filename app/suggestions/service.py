@@ -3,7 +3,10 @@
 Each generation is an asyncio task registered under its conversation, so a new user message in
 this process cancels it at once (the model call sees the cancellation). That is only an
 optimisation: whether a result may be stored is decided by the row's status in the database
-(see ``repository.finish``), which holds across server processes.
+(see ``repository.finish``), which holds across server processes. While it runs, a generation
+also watches the database every ``watch_interval_s``: a row cleared by another process, an anchor
+edited, regenerated or deleted, or ``autoReply.enabled`` turned off (by any endpoint, in any
+process) cancels the model call instead of letting it finish for nothing.
 """
 
 from __future__ import annotations
@@ -84,6 +87,8 @@ def _usage(usage: Any) -> dict[str, Any]:
 
 
 class SuggestionService:
+    watch_interval_s: float = 0.5
+
     def __init__(self, sessions: async_sessionmaker[AsyncSession], model: Any, template: str) -> None:
         self.sessions = sessions
         self.model = model
@@ -130,7 +135,8 @@ class SuggestionService:
         model = _Watched(self.model)
         error: AppError | None = None
         try:
-            result = await generate_suggestions(model, prepared.input, prepared.config, template=self.template)
+            result = await self._watched(suggestion_id, generate_suggestions(
+                model, prepared.input, prepared.config, template=self.template))
         except asyncio.CancelledError:
             await asyncio.shield(self._finish(suggestion_id, "cleared", {}))
             if metric_turn_id:
@@ -160,6 +166,28 @@ class SuggestionService:
         if emit is not None and stored:
             await emit("suggestions.failed" if error else "suggestions.ready", outcome.payload())
         return outcome
+
+    async def _watched(self, suggestion_id: str, generation: Any) -> Any:
+        """Run the generation; cancel it once the database says it is no longer current."""
+        gen = asyncio.ensure_future(generation)
+        watcher = asyncio.ensure_future(self._watch(suggestion_id, gen))
+        try:
+            return await gen
+        finally:
+            watcher.cancel()
+
+    async def _watch(self, suggestion_id: str, gen: asyncio.Future[Any]) -> None:
+        while not gen.done():
+            await asyncio.sleep(self.watch_interval_s)
+            try:
+                async with self.sessions() as session:
+                    current = await repository.still_current(session, suggestion_id)
+            except Exception:  # noqa: BLE001 - a failed check is not a reason to stop the generation
+                log.warning("could not check suggestion %s", suggestion_id, exc_info=True)
+                continue
+            if not current:
+                gen.cancel()
+                return
 
     async def _metric(self, turn_id: str, prepared: Prepared, started: float, usage: dict[str, Any], outcome: str) -> None:
         """Latency and tokens of this turn's suggestions, for the same SQL p50/p95 as other stages."""

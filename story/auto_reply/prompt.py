@@ -116,7 +116,9 @@ def build_messages(inp: SuggestionInput, config: AutoReplyConfig, template: str)
     parts.append(
         f"## Task\nWrite exactly {config.suggestion_count} different options for the user's next "
         f"message, in {language_label(inp.language)}, each at most {config.max_suggestion_chars} "
-        'characters. Answer with JSON only: {"options": [...]}.'
+        "characters. Each is what the user says or does, in the first person: never announce that the "
+        "user's action succeeded, never describe how a character reacts, never quote the character's lines. "
+        'Answer with JSON only: {"options": [...]}.'
     )
     return [
         ChatMessage("system", render_system_prompt(template, inp.language, a.agent_name)),

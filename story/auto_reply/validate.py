@@ -15,6 +15,7 @@ from typing import Iterable
 import msgspec
 
 from .text import comparison_key, expected_script, script_problem, strip_marker
+from .voice import voice_problems
 
 # a copied stretch of the anchor shorter than this is coincidence, not a copy
 MIN_COPY_KEY_CHARS = 20
@@ -42,7 +43,8 @@ def check_options(
     if len(raw) != count:
         problems.append(f"expected exactly {count} options, got {len(raw)}")
     script = expected_script(language)
-    prefixes = _speaker_prefixes(speaker_names)
+    names = list(speaker_names)
+    prefixes = _speaker_prefixes(names)
     anchor_key = comparison_key(anchor_text)
     seen: dict[str, int] = {}
     cleaned: list[str] = []
@@ -60,6 +62,7 @@ def check_options(
         spoken = next((name for name, rx in prefixes if rx.match(text)), None)
         if spoken:
             problems.append(f'option {n}: written as a line spoken by "{spoken}" (remove the "{spoken}:" prefix; write what the user says)')
+        problems += [f"option {n}: {p}" for p in voice_problems(text, names, anchor_text)]
         key = comparison_key(text)
         if key and anchor_key and (key == anchor_key or (len(key) >= MIN_COPY_KEY_CHARS and key in anchor_key)):
             problems.append(f"option {n}: copies the character's message")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
-from story.coordinator.envelope import StoryState
+from story.coordinator.envelope import QuarantineRecord, StoryState
 
 
 class LineReport(msgspec.Struct, frozen=True, rename="camel"):
@@ -66,7 +66,8 @@ def _line(line) -> LineReport:  # noqa: ANN001 - narrative Line
     return LineReport(line.theme, line.direction, line.cursor, line.starve, len(line.unpaid_rewards))
 
 
-def status_report(state: StoryState) -> StatusReport:
+def status_report(state: StoryState, quarantine: list[QuarantineRecord] | None = None) -> StatusReport:
+    """``quarantine``: the scope's records from the host's store (the state only holds ids)."""
     fg, n = state.world.foreground, state.narrative
     return StatusReport(
         status=state.status, round=state.world.round, source_position=state.source_position,
@@ -79,5 +80,5 @@ def status_report(state: StoryState) -> StatusReport:
         pending_message_id=state.pending_actor.message_id if state.pending_actor else None,
         accepted_message_id=state.accepted_message_id,
         quarantine=[QuarantineReport(q.event_id, q.reason, list(q.attempt_positions), [r.message_id for r in q.refs])
-                    for q in state.quarantine],
+                    for q in (state.quarantine if quarantine is None else quarantine)],
     )  # fmt: skip

@@ -78,6 +78,11 @@ def plan_problems(n: NarrativeSnapshot, p: PlanProposal) -> list[str]:
     return problems
 
 
+# A line owes at most this many rewards; the oldest unpaid promise is forgotten first, so a long
+# roleplay whose rewards never land does not grow its state (or its prompts) without bound.
+UNPAID_REWARDS_MAX = 8
+
+
 def apply_plan(n: NarrativeSnapshot, p: PlanProposal, turn_id: str) -> NarrativeSnapshot:
     """Unfinished goals stay; promised rewards of setup goals become the lines' unpaid debts."""
     new = [_to_goal(g) for g in p.goals]
@@ -91,5 +96,6 @@ def apply_plan(n: NarrativeSnapshot, p: PlanProposal, turn_id: str) -> Narrative
     cycle = replace(n.cycle, pending=pending, total=len(pending), completed=0, trial=None)
     return replace(
         n, cycle=cycle, need_plan=False, clock=replace(n.clock, planned_turn_id=turn_id),
-        main=replace(n.main, unpaid_rewards=main_debts), sub=replace(n.sub, unpaid_rewards=sub_debts),
+        main=replace(n.main, unpaid_rewards=main_debts[-UNPAID_REWARDS_MAX:]),
+        sub=replace(n.sub, unpaid_rewards=sub_debts[-UNPAID_REWARDS_MAX:]),
     )

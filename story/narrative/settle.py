@@ -1,8 +1,9 @@
 """Settling one event on its accepted text: the program's half of ``NarrativeSettleEvent``.
 
-Every completed goal and every moved cursor must quote evidence that occurs verbatim in the
-event's accepted prose; the check is done here in code, and a claim without such evidence is
-rejected, never trusted. Line starvation counts settled events without a moved cursor.
+Every completed goal and every moved cursor must quote evidence that occurs in the event's
+accepted prose (after normalising width, case, whitespace and punctuation) and is long enough
+for what it claims (``story.narrative.evidence``); the check is done here in code, and a claim
+without such evidence is rejected, never trusted. Line starvation counts settled events without a moved cursor.
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ from typing import Literal
 
 import msgspec
 
+from story.narrative.evidence import quote_problem
 from story.narrative.types import Cycle, NarrativeSnapshot, Trial, Vad
 from story.tools import bounds as b
 from story.tools.common import Diagnostic
 
 replace = msgspec.structs.replace
 SETTLED_ID_WINDOW = 64
+# Completed goal ids kept (newest last): enough for prerequisites and fresh ids of the next plans
+# (the planner is shown the last 8); older ones only made a long roleplay's state grow.
+COMPLETED_GOAL_WINDOW = 64
 
 
 class CompletedClaim(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -88,9 +93,8 @@ def settle_problems(n: NarrativeSnapshot, p: SettleProposal) -> list[str]:
     return problems
 
 
-def evidence_in(prose: str, evidence: str) -> bool:
-    quote = evidence.strip().strip("\"'“”「」")
-    return len(quote) >= 2 and quote in prose
+def evidence_in(prose: str, evidence: str, claimed: str = "") -> bool:
+    return quote_problem(prose, evidence, claimed) is None
 
 
 def _norm(text: str) -> str:
@@ -104,18 +108,19 @@ def apply_settle(n: NarrativeSnapshot, event_id: str, prose: str, p: SettlePropo
     completed: dict[str, str] = {}
     for c in p.completed_goals:
         g = by_id[c.goal_id]
-        if not evidence_in(prose, c.evidence):
-            diags.append(Diagnostic("claim_rejected", "goal evidence not found verbatim in prose", {"goal_id": g.id}))
+        if (problem := quote_problem(prose, c.evidence, g.gist)) is not None:
+            diags.append(Diagnostic("claim_rejected", f"goal evidence: {problem}", {"goal_id": g.id}))
         elif not all(pr in done or pr in completed for pr in g.prerequisites):
             diags.append(Diagnostic("claim_rejected", "goal prerequisites incomplete", {"goal_id": g.id}))
         else:
             completed[g.id] = c.evidence.strip()
     moved: set[str] = set()
     for c in p.line_progress:
-        if evidence_in(prose, c.evidence):
+        line = n.main if c.line == "main" else n.sub
+        if (problem := quote_problem(prose, c.evidence, line.direction)) is None:
             moved.add(c.line)
         else:
-            diags.append(Diagnostic("claim_rejected", "line progress evidence not found verbatim in prose", {"line": c.line}))
+            diags.append(Diagnostic("claim_rejected", f"line progress evidence: {problem}", {"line": c.line}))
     lines = {}
     for name, line in (("main", n.main), ("sub", n.sub)):
         debts = [r for r in line.unpaid_rewards if not any(
@@ -131,7 +136,7 @@ def apply_settle(n: NarrativeSnapshot, event_id: str, prose: str, p: SettlePropo
     clock = replace(
         n.clock, event_count=n.clock.event_count + 1,
         settled_event_ids=[*n.clock.settled_event_ids, event_id][-SETTLED_ID_WINDOW:],
-        completed_goals=[*n.clock.completed_goals, *completed],
+        completed_goals=[*n.clock.completed_goals, *completed][-COMPLETED_GOAL_WINDOW:],
         recent_directions=[*n.clock.recent_directions, p.new_pursuit.strip()][-pol.recent_window:],
     )
     out = replace(n, main=lines["main"], sub=lines["sub"], cycle=cycle, emotion=emotion, clock=clock)

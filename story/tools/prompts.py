@@ -3,6 +3,7 @@
 The lengths and counts they state are the ones the output schemas enforce (``story.tools.bounds``).
 """
 
+from story.narrative.evidence import MIN_QUOTE_CHARS
 from story.tools.bounds import (
     CONTINUITY_CHARS, DIRECTION_CHARS, EXPERIENCE_CHARS, GIST_CHARS, ID_CHARS, NOTE_CHARS, PURSUIT_CHARS, QUOTE_CHARS,
     REWARD_CHARS, THEME_CHARS,
@@ -23,7 +24,7 @@ PLAN = (
 SETTLE = (
     "You judge what one finished or interrupted story event actually achieved, using ONLY its accepted text. "
     "completed_goals: open goals the text clearly shows done, each with an exact quote from the text as evidence "
-    f"(copied verbatim, at most {QUOTE_CHARS} characters). "
+    f"(a whole clause copied verbatim, at least {MIN_QUOTE_CHARS} and at most {QUOTE_CHARS} characters). "
     "line_progress: main/sub lines the text moved forward (at most one claim per line), each with an exact quote and a "
     f"note of at most {NOTE_CHARS} characters. Goal completion and line progress are "
     "separate judgements. emotion: the observed valence (-1..1), arousal and dominance (0..1), or null. new_pursuit: a short "

@@ -83,8 +83,18 @@ def advance_constraints(w: WorldSnapshot) -> b.Constraints:
         b.ids_from("shown_injection_ids", [i.id for i in w.pending_injections]),
         b.at_most("offstage_results", OFFSTAGE_RESULTS_MAX), b.one_of("offstage_results[].source_id", offstage_sources(w)),
         b.at_most("new_backgrounds", w.policy.backgrounds_max - len(w.backgrounds)),
-        b.at_most("new_seeds", NEW_SEEDS_MAX), b.at_most("choices", CHOICES_MAX),
+        b.at_most("new_seeds", seed_room(w)), b.at_most("choices", CHOICES_MAX),
     )  # fmt: skip
+
+
+# Seeds wait in the pool until the mechanics inject one (every ``seed_interval_rounds`` at most),
+# while a proposal may add some every round: without a bound the pool, and the saved state, grow
+# for as long as the roleplay lasts. New seeds beyond the room left are not taken.
+SEED_POOL_MAX = 8
+
+
+def seed_room(w: WorldSnapshot) -> int:
+    return max(0, min(NEW_SEEDS_MAX, SEED_POOL_MAX - len(w.seed_pool)))
 
 
 RETIRED_WINDOW = 64
@@ -117,8 +127,9 @@ def with_fresh_ids(w: WorldSnapshot, p: AdvanceProposal, reserved: set[str] | fr
     """New backgrounds, seeds and the next foreground get ids free of every known one (``fresh_ids``).
 
     A new seed owned by a protected character is not taken (no schema can exclude a name, and
-    the rest of the proposal is still good): the protection holds without a repair round trip."""
-    p = msgspec.structs.replace(p, new_seeds=[s for s in p.new_seeds if not is_protected(w.policy, s.owner)])
+    the rest of the proposal is still good): the protection holds without a repair round trip.
+    Seeds beyond the pool's room (``SEED_POOL_MAX``) are not taken either."""
+    p = msgspec.structs.replace(p, new_seeds=[s for s in p.new_seeds if not is_protected(w.policy, s.owner)][:seed_room(w)])
     ids = iter(fresh_ids([*(g.id for g in p.new_backgrounds), *(s.id for s in p.new_seeds),
                           *([p.next_foreground.id] if p.next_foreground else [])], _known_ids(w) | set(reserved)))  # fmt: skip
     renamed = msgspec.structs.replace

@@ -7,8 +7,13 @@
    many turns wrote state and how many Story calls needed a repair or failed.
 3. Added latency of Story on a group turn: the real app on SQLite against the simulator at a
    fixed latency L per model call (labelled simulated), Story on vs off, with the Story outcome.
+4. The long-roleplay target (issue 14): 500 turns of 2,000-character user messages and replies,
+   with settlement answering "unknown" one turn in three, through the coordinator against the
+   simulator and the real ``finalize_turn`` at the 60,000-byte cap, the host's part emulated
+   (quarantine records leave with each save, failures in a row are passed back). Target: never
+   over the cap (no ``state_too_large``), never stalled (every turn writes state).
 
-    python tests/perf/bench_story.py [--turns 200] [--latency-ms 100] [--group-turns 10]
+    python tests/perf/bench_story.py [--turns 200] [--latency-ms 100] [--group-turns 10] [--long-turns 500]
 """
 
 from __future__ import annotations
@@ -108,6 +113,75 @@ async def state_size(turns: int, base_url: str) -> dict[str, Any]:
             "model": "simulator (schema-following, labelled simulated)"}  # fmt: skip
 
 
+class _UnknownEveryThird(Structured):
+    """The simulator for every Story call, except the settlement of every third turn: "unknown"."""
+
+    UNKNOWN = {"status": "unknown", "completed_goals": [], "line_progress": [], "emotion": None, "new_pursuit": ""}
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.turn = inner, 0
+
+    async def complete(self, request):  # noqa: ANN001
+        from tests.unit.story.fakes import FakeResult
+
+        if request.purpose == "story.settle" and self.turn % 3 == 0:
+            return FakeResult(json.dumps(self.UNKNOWN))
+        return await self.inner.complete(request)
+
+
+async def long_roleplay(turns: int, base_url: str, cap: int = 60_000) -> dict[str, Any]:
+    reader = MemoryReader()
+    env = _sim_env(base_url)
+    gateway = ModelGateway(load_llm_settings(env, {}), env=env)
+    model = _UnknownEveryThird(gateway)
+    coord = StoryCoordinator(StoryModelConfig(model, timeout_s=10), reader)
+    persona = PersonaSource("莉娅", "莉娅负责城门登记。", "你们站在城门口。")
+    saved, history, sizes, times = None, [], [], []
+    statuses: dict[str, int] = {}
+    diagnostics: dict[str, int] = {}
+    failures, streak, longest_streak, quarantined = 0, 0, 0, 0
+    body = "我把铜钥匙递给莉娅，仔细描述徽记上的每一道刻痕，又讲起城门口巡逻队的动静。"  # 38 characters
+    for i in range(turns):
+        model.turn = i
+        user_id, agent_msg = f"u{i}", f"a{i}"
+        user_text = (f"第{i}句：" + body * 60)[:2000]
+        reply = (f"莉娅接过钥匙（第{i}句），她说：巡逻队快回来了。" + "她低头看着徽记，沉默了很久，然后望向城门。" * 100)[:2000]
+        t0 = time.perf_counter()
+        res = await coord.before_actor(BeforeActorInput(StoryContext(f"r{i}", f"{user_id}:lia"), "lia", persona, saved,
+                                                        user_id, user_text, 2 * i + 1, history[-18:],
+                                                        prior_failures=failures))  # fmt: skip
+        for d in res.diagnostics:
+            diagnostics[d.code] = diagnostics.get(d.code, 0) + 1
+        reader.put(user_id, user_text, None)
+        reader.put(agent_msg, reply)
+        status = "not_written"
+        if res.write:
+            fin = finalize_turn(res, agent_msg, user_id, user_text, max_state_bytes=cap)
+            status = fin.status
+            for d in fin.diagnostics:
+                diagnostics[d.code] = diagnostics.get(d.code, 0) + 1
+            if fin.payload is not None:
+                saved = fin.payload
+                sizes.append(len(saved))
+                quarantined += len(res.candidate.quarantine)  # the host stores these outside the state
+        times.append((time.perf_counter() - t0) * 1000)
+        statuses[status] = statuses.get(status, 0) + 1
+        written = status == "waiting_for_acceptance"
+        failures = 0 if written else failures + 1
+        streak = 0 if written else streak + 1
+        longest_streak = max(longest_streak, streak)
+        history += [HistoryMessage(user_id, "user", user_text), HistoryMessage(agent_msg, "agent", reply, "lia")]
+    await gateway.aclose()
+    return {"turns": turns, "message_chars": 2000, "settle_unknown": "every third turn", "cap": cap,
+            "statuses": statuses, "max_bytes": max(sizes, default=0), "final_bytes": sizes[-1] if sizes else 0,
+            "bytes_at_turn": {t: sizes[t - 1] for t in (10, 50, 100, 200, 300, 400, 500) if t <= len(sizes)},
+            "over_cap": sum(1 for n in sizes if n > cap), "longest_run_without_a_write": longest_streak,
+            "quarantined_records_moved_out": quarantined, "turn_ms_p50": round(statistics.median(times), 1),
+            "turn_ms_p95": round(sorted(times)[int(len(times) * 0.95) - 1], 1), "diagnostics": diagnostics,
+            "target_met": statuses.get("waiting_for_acceptance", 0) == turns and max(sizes, default=0) <= cap,
+            "model": "simulator (schema-following, labelled simulated); settle 'unknown' injected every third turn"}
+
+
 async def group_latency(turns: int, latency_ms: int) -> dict[str, Any]:
     from litestar.testing import AsyncTestClient
 
@@ -148,16 +222,22 @@ async def main() -> None:
     ap.add_argument("--turns", type=int, default=200)
     ap.add_argument("--latency-ms", type=int, default=100)
     ap.add_argument("--group-turns", type=int, default=10)
+    ap.add_argument("--long-turns", type=int, default=500)
+    ap.add_argument("--only-long", action="store_true", help="run only the long-roleplay target")
     a = ap.parse_args()
     import logging
 
     logging.disable(logging.INFO)
     handle = start_simulator_in_thread(latency_ms=0, seed=5)
     try:
-        size = await state_size(a.turns, handle.base_url)
+        long_run = await long_roleplay(a.long_turns, handle.base_url)
+        size = None if a.only_long else await state_size(a.turns, handle.base_url)
     finally:
         handle.stop()
-    report = {"mechanical_per_turn": await mechanical(a.turns), "state_size": size,
+    if a.only_long:
+        print(json.dumps({"long_roleplay": long_run}, ensure_ascii=False, indent=2))
+        return
+    report = {"mechanical_per_turn": await mechanical(a.turns), "state_size": size, "long_roleplay": long_run,
               "group_turn": await group_latency(a.group_turns, a.latency_ms)}  # fmt: skip
     print(json.dumps(report, ensure_ascii=False, indent=2))
 

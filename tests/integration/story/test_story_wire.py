@@ -7,15 +7,24 @@ grammar would). Round 1's Story never started this way. Asserted: the init succe
 model path (first answer valid, no repair, no fallback), every later Story call too, the report
 reaches ``waiting_for_acceptance`` with the revision advancing each turn, the edited reply is
 what gets adopted, and the settlement of an event runs (its evidence quotes accepted).
+
+Issue 14 on the wire: the saved state holds references to the user's messages, never their text,
+and stays small with long messages (item 2); a failing Story model shows in the report as the
+last failure, with when and how often, kept after the Story recovers (item 3); the settlement's
+quotes are checked after normalisation and none is too short for its claim (item 4).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from litestar.testing import AsyncTestClient
 
-from tests.integration.conftest import ALICE, Api
+from app.main import create_app
+from tests.integration.conftest import ALICE, Api, make_settings
+from tests.integration.story.conftest import state_row
 
 STORY_ON = {"enabled": True, "modelConfigId": "default"}
 U1 = "我把铜钥匙递给莉娅，但先不进城。"
@@ -59,7 +68,7 @@ def _story(turn: dict[str, Any], agent_id: str) -> dict[str, Any]:
     return story
 
 
-async def test_the_seed_walkthrough_runs_on_the_model_path_against_the_simulator(wire: Api) -> None:
+async def test_the_seed_walkthrough_runs_on_the_model_path_against_the_simulator(wire: Api, engine) -> None:
     lia = await wire.agent("莉娅", headline="城门守卫", description="莉娅负责城门登记，不得泄露内城秘密。",
                            storyBackground="你们站在城门口。", capabilities={"comfort": 0.9})
     others = [await wire.agent(n, capabilities=c) for n, c in (("周衡", {"analysis": 0.9}), ("小跳", {"playful": 0.9}))]
@@ -91,11 +100,13 @@ async def test_the_seed_walkthrough_runs_on_the_model_path_against_the_simulator
     assert s3["revision"] == 3 and (await _report(wire, conv["id"], lia["id"]))["revision"] == 3
 
     calls = [*s1["toolCalls"], *s2["toolCalls"], *s3["toolCalls"]]
+    stories = [s1, s2, s3]
     revision = 3
     for _ in range(MAX_EXTRA_TURNS):
         if "narrative_settle_event:settled" in calls:
             break
         story = _story(await _say(wire, conv["id"], MORE), lia["id"])
+        stories.append(story)
         revision += 1
         assert story["revision"] == revision
         calls += story["toolCalls"]
@@ -103,3 +114,58 @@ async def test_the_seed_walkthrough_runs_on_the_model_path_against_the_simulator
 
     final = await _report(wire, conv["id"], lia["id"])
     assert final["status"] == "waiting_for_acceptance" and final["revision"] == revision and final["failureCount"] == 0
+    assert final["lastFailure"] is None
+
+    # item 2: the user's words are referenced (message id + offsets + hash), never copied
+    row = await state_row(engine, conv["id"], lia["id"])
+    for text in (U1, U2, U3, MORE):
+        assert text.encode() not in row.envelope
+    # item 4: the settlement's quotes were checked in code after normalisation
+    claims = [d for st in stories for d in st["diagnostics"] if d["code"] == "claim_rejected"]
+    rep = final["report"]
+    assert claims == [] and (rep["main"]["cursor"] + rep["sub"]["cursor"] > 0 or rep["completedGoals"])
+
+
+async def _story_group(api: Api, story: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    lia = await api.agent("莉娅", headline="城门守卫", description="莉娅负责城门登记。", storyBackground="你们站在城门口。",
+                          capabilities={"comfort": 0.9})
+    other = await api.agent("周衡", capabilities={"analysis": 0.9})
+    conv = await api.group(lia["id"], other["id"], settings={"replyLimit": 1, "story": story})
+    return conv, lia
+
+
+async def test_long_messages_are_referenced_and_the_state_stays_small(wire: Api, engine) -> None:
+    conv, lia = await _story_group(wire, STORY_ON)
+    sizes = []
+    for i in range(6):
+        text = f"莉娅，第{i}次：" + "我仔细描述铜钥匙上的每一道刻痕，以及城门口发生的一切。" * 70  # ~2,000 characters
+        _story(await _say(wire, conv["id"], text), lia["id"])
+        row = await state_row(engine, conv["id"], lia["id"])
+        assert text[:60].encode() not in row.envelope
+        sizes.append(len(row.envelope))
+    assert max(sizes) < 20_000, sizes  # version 1 copied each message three times: over the cap by turn 4 at 4,000
+
+
+async def test_a_failing_story_model_shows_as_the_last_failure_and_stays_after_recovery(db_url: str, tmp_path: Path, sim,
+                                                                                        engine) -> None:
+    config = tmp_path / "companion.toml"
+    config.write_text('[llm.models.dead]\nbaseUrl = "http://127.0.0.1:9/v1"\nmodel = "gone"\ntimeoutMs = 2000\n')
+    settings = make_settings(db_url, tmp_path, COMPANION_LLM_BASE_URL=sim.base_url, COMPANION_LLM_MODEL="sim",
+                             COMPANION_LLM_TIMEOUT_MS="15000", COMPANION_CONFIG=str(config))
+    async with AsyncTestClient(create_app(settings), timeout=120) as client:
+        api = Api(client, settings)
+        conv, lia = await _story_group(api, {**STORY_ON, "initializerModelConfigId": "dead"})
+        for n in (1, 2):
+            turn = await _say(api, conv["id"], f"莉娅，你好（{n}）。")
+            assert turn["agentMessages"], turn  # the reply still goes out, without guidance
+            report = await _report(api, conv["id"], lia["id"])
+            assert report["status"] == "init_failed" and report["failureCount"] == n
+            last = report["lastFailure"]
+            assert last["kind"] == "init_failed" and last["count"] == n and last["total"] == n and last["at"]
+        fix = await client.patch(f"/v1/conversations/{conv['id']}", headers=ALICE,
+                                 json={"settings": {"story": {"initializerModelConfigId": "default"}}})
+        assert fix.status_code == 200, fix.text
+        _story(await _say(api, conv["id"], "莉娅，我把铜钥匙递给你。"), lia["id"])
+        report = await _report(api, conv["id"], lia["id"])
+        assert report["status"] == "waiting_for_acceptance" and report["failureCount"] == 0
+        assert report["lastFailure"]["kind"] == "init_failed" and report["lastFailure"]["count"] == 2

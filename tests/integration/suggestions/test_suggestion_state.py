@@ -53,7 +53,8 @@ async def test_generating_suggestions_writes_no_message_turn_counter_or_story_st
 
 
 async def test_a_turn_in_another_process_makes_a_running_generation_stale(settings, world, script: AutoReplyScript, engine) -> None:
-    """Process B cannot cancel A's task; the cleared row in the database stops A's result."""
+    """Process B cannot cancel A's task in-process; the cleared row in the database stops A's
+    model call (A watches its row) and its result."""
     async with AsyncTestClient(create_app(settings, model=world.model), timeout=30) as a_client, \
                AsyncTestClient(create_app(settings, model=world.model), timeout=30) as b_client:  # fmt: skip
         a, b = Api(a_client, settings), Api(b_client, settings)
@@ -64,10 +65,11 @@ async def test_a_turn_in_another_process_makes_a_running_generation_stale(settin
         pending = in_thread(a.client.post(suggest_url(conv["id"], anchor), headers=ALICE))
         await until(lambda: script.started == 1)
         assert (await post_turn(b, conv["id"], "我换个话题")).status_code == 201
+        # A's generation watches the database: B's user message makes it stale and A cancels it
+        await until(lambda: script.cancelled == 1)
         script.released = True
         resp = await pending
         assert resp.status_code == 409 and resp.json()["code"] == "suggestions_stale"
-        assert script.cancelled == 0  # A's model call finished; only the database said no
         stale_id = resp.json()["details"]["suggestionId"]
         statuses = {r.id: r.status for r in await suggestion_rows(engine, conv["id"])}
         assert statuses[stale_id] == "cleared" and list(statuses.values()).count("ready") == 1

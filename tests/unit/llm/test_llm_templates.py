@@ -9,7 +9,7 @@ def test_default_templates_are_valid_and_auto_reply_uses_language_and_character(
     templates.validate()
     text = templates.text("auto_reply")
     assert "{{getvar::language}}" in text and "{{characterName}}" in text
-    assert set(TEMPLATE_VARIABLES) == {"intent", "emotion", "select", "actor", "cross_reply", "quality", "auto_reply"}
+    assert set(TEMPLATE_VARIABLES) == {"actor", "cross_reply", "quality", "auto_reply"}
 
 
 def test_render_replaces_plain_and_getvar_variables():
@@ -28,9 +28,9 @@ def test_render_with_a_missing_variable_is_a_settings_error():
 
 
 def test_override_replaces_the_default():
-    templates = PromptTemplates({"intent": "Intent please, in {{getvar::language}}."})
+    templates = PromptTemplates({"quality": "Judge it, in {{getvar::language}}."})
     templates.validate()
-    assert templates.render("intent", language="ja") == "Intent please, in ja."
+    assert templates.render("quality", language="ja") == "Judge it, in ja."
 
 
 def test_override_missing_a_required_variable_fails_validation():
@@ -43,10 +43,17 @@ def test_override_missing_a_required_variable_fails_validation():
 
 def test_override_with_an_unknown_variable_fails_validation():
     with pytest.raises(SettingsError, match="mood"):
-        PromptTemplates({"emotion": "{{getvar::language}} {{mood}}"}).validate()
+        PromptTemplates({"quality": "{{getvar::language}} {{mood}}"}).validate()
 
 
 def test_override_of_an_unknown_template_fails_validation():
     with pytest.raises(SettingsError) as info:
         PromptTemplates({"poem": "x"}).validate()
     assert info.value.setting == "llm.prompts.poem"
+
+
+@pytest.mark.parametrize("name", ["intent", "emotion", "select"])
+def test_an_override_of_a_template_no_stage_renders_is_rejected(name):
+    with pytest.raises(SettingsError, match="unknown template") as info:
+        PromptTemplates({name: "{{getvar::language}}"}).validate()
+    assert info.value.setting == f"llm.prompts.{name}"

@@ -41,6 +41,7 @@ class Chat:
         aid = f"a@{pos}"
         self.reader.put(aid, reply)
         if not continuation:
+            self.reader.put(uid, text, None)  # the user's action is re-read from its message
             self.history.append(HistoryMessage(uid, "user", text))
         self.history.append(HistoryMessage(aid, "agent", reply, "lia"))
         if res.write:
@@ -93,11 +94,13 @@ async def test_three_attempts_at_distinct_positions_quarantine_the_event_in_the_
     assert "story_event_quarantine" in {d.code for d in res.diagnostics}
     s = chat.state()
     assert not any(e.closed for e in s.events)
-    [q] = s.quarantine
+    # the record leaves the state: the saved bytes keep only its id, the host stores the record
+    assert s.quarantine == [] and s.quarantined_ids == ["ev-key"]
+    [q] = res.candidate.quarantine
     assert q.event_id == "ev-key" and q.attempt_positions == [3, 5, 7] and "distinct source positions" in q.reason
     assert [r.message_id for r in q.refs] == ["a@1"]
     assert len(msgspec.json.encode(q)) <= QUARANTINE_MAX_BYTES
-    assert status_report(s).quarantine[0].event_id == "ev-key"
+    assert status_report(s, [q]).quarantine[0].event_id == "ev-key"
     # dropped from the queue: a later turn neither settles it again nor pauses dealing for it
     chat.model.enqueue("story.advance", ADV).enqueue("story.prepare", NORMAL)
     res = await chat.say("u5", "Onwards.", 9, "They walk on.")
@@ -109,11 +112,11 @@ async def test_twelve_source_positions_since_the_first_attempt_quarantine_the_ev
     chat = Chat()
     await _open_and_interrupt(chat, UNKNOWN)
     chat.model.enqueue("story.advance", ADV).enqueue("story.prepare", NORMAL).enqueue("story.settle", UNKNOWN)
-    await chat.say("u3", "I wait.", 14, "Nothing happens.")  # 11 positions after the first attempt
-    assert chat.state().quarantine == []
+    res = await chat.say("u3", "I wait.", 14, "Nothing happens.")  # 11 positions after the first attempt
+    assert res.candidate.quarantine == [] and chat.state().quarantined_ids == []
     chat.model.enqueue("story.advance", ADV).enqueue("story.prepare", NORMAL).enqueue("story.settle", UNKNOWN)
-    await chat.say("u4", "I wait.", 15, "Nothing happens.")  # 12 positions since the first (and a 3rd attempt)
-    [q] = chat.state().quarantine
+    res = await chat.say("u4", "I wait.", 15, "Nothing happens.")  # 12 positions since the first (and a 3rd attempt)
+    [q] = res.candidate.quarantine
     assert q.attempt_positions == [3, 14, 15]
 
 
@@ -121,8 +124,8 @@ async def test_twelve_positions_quarantine_on_the_second_attempt():
     chat = Chat()
     await _open_and_interrupt(chat, UNKNOWN)
     chat.model.enqueue("story.advance", ADV).enqueue("story.prepare", NORMAL).enqueue("story.settle", UNKNOWN)
-    await chat.say("u3", "Much later.", 15, "Nothing happens.")
-    [q] = chat.state().quarantine
+    res = await chat.say("u3", "Much later.", 15, "Nothing happens.")
+    [q] = res.candidate.quarantine
     assert q.attempt_positions == [3, 15] and "12 source positions" in q.reason
     assert not any(e.closed for e in chat.state().events)
 

@@ -300,12 +300,15 @@ async def coordinator_run(data, seed: int, turns: int) -> list[bytes]:
             if dealt is not None:
                 assert dealt.id in {g.id for g in eligible_goals(s.narrative)}  # never an unprepared reward
             assert len(res.projection.stage.clues) <= 2
-            assert {q.event_id for q in s.quarantine}.isdisjoint({e.settle_key for e in s.events})
-            assert all(len(msgspec.json.encode(q)) <= 64 * 1024 for q in s.quarantine)
+            assert s.quarantine == []  # records leave the state with the save
+            assert set(s.quarantined_ids).isdisjoint({e.settle_key for e in s.events})
+            assert {q.event_id for q in res.candidate.quarantine}.isdisjoint({e.settle_key for e in s.events})
+            assert all(len(msgspec.json.encode(q)) <= 64 * 1024 for q in res.candidate.quarantine)
             assert all(len(set(e.attempt_positions)) < 3 for e in s.events)
             saved = fin.payload
             payloads.append(saved)
         reader.put(f"a{t}", reply)
+        reader.put(f"u{t}", user, None)
         history += [HistoryMessage(f"u{t}", "user", user), HistoryMessage(f"a{t}", "agent", reply, "lia")]
     return payloads
 
