@@ -26,6 +26,9 @@ SELECTED_BY = ("mention", "llm", "fallback", "direct")
 KINDS = ("direct", "group")
 _RELATIVE = re.compile(r"^(\d+)([mhdw])$")
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+MAX_LOOKBACK_S = 100 * 366 * 86400  # a relative filter reaches back at most ~100 years
+MIN_TIME = datetime(1970, 1, 1, tzinfo=UTC)  # absolute filters: a range both databases compare exactly
+MAX_TIME = datetime(9999, 1, 1, tzinfo=UTC)
 
 
 class FilterError(ValueError):
@@ -45,16 +48,25 @@ class Filters(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def parse_time(field: str, text: str, now: datetime) -> datetime:
-    """``7d`` / ``12h`` / ``30m`` / ``2w`` before ``now``, or an ISO date/datetime (UTC if naive)."""
+    """``7d`` / ``12h`` / ``30m`` / ``2w`` before ``now``, or an ISO date/datetime (UTC if naive).
+
+    Relative filters reach back at most ~100 years and absolute ones lie in 1970..9999, so no
+    filter overflows a date (a ``FilterError``, i.e. a 422 ``invalid_filter``, instead)."""
     text = text.strip()
     match = _RELATIVE.match(text)
     if match:
-        return now - timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+        seconds = int(match.group(1)) * _UNITS[match.group(2)]
+        if seconds > MAX_LOOKBACK_S:
+            raise FilterError(field, f"{text!r} reaches back more than {MAX_LOOKBACK_S // 86400} days")
+        return now - timedelta(seconds=seconds)
     try:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except (ValueError, OverflowError):
         raise FilterError(field, f"{text!r} is neither a duration like 7d/12h/30m nor an ISO date") from None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    if not MIN_TIME <= value <= MAX_TIME:
+        raise FilterError(field, f"{text!r} is outside {MIN_TIME.year}..{MAX_TIME.year}")
+    return value
 
 
 def _ids(values: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import sys
 
 import click
@@ -23,7 +22,9 @@ def _settings():
 @click.group()
 def main() -> None:
     """AI-companion group-chat backend."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from app.logs import configure_logging
+
+    configure_logging()  # text, or JSON lines with COMPANION_LOG_FORMAT=json; third-party chatter quiet
 
 
 @main.command()
@@ -37,7 +38,9 @@ def serve(host: str | None, port: int | None) -> None:
     from app.main import UnmigratedDatabase, create_app, prepare_database
 
     settings = _settings()
-    logging.getLogger().setLevel(settings.log_level.upper())
+    from app.logs import configure_logging
+
+    configure_logging(settings.log_level, settings.log_format)
 
     async def check() -> None:
         engine = create_engine(settings.database_url)
@@ -52,7 +55,10 @@ def serve(host: str | None, port: int | None) -> None:
         raise click.ClickException(str(exc)) from None
     if not settings.llm.models:
         click.echo("no LLM configured: stages with an offline fallback use it; the others answer 503 model_not_configured")
-    uvicorn.run(create_app(settings), host=host or settings.host, port=port or settings.port, log_level="info")
+    # Open SSE streams (``GET …/events`` follows live) would hold a graceful shutdown forever:
+    # after 5 s they are closed; a client reconnects with Last-Event-ID and misses nothing.
+    uvicorn.run(create_app(settings), host=host or settings.host, port=port or settings.port, log_level="info",
+                log_config=None, timeout_graceful_shutdown=5)  # uvicorn's lines go through our handler and format
 
 
 @main.command()

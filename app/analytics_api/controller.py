@@ -7,15 +7,19 @@ Admin only. Filters are query parameters (``since=7d`` or ISO, ``until``, ``conv
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, Request, get
+from litestar.params import Parameter, QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from analytics.filters import FilterError, filters_from_params
 from analytics.queries import QUERIES
 from app.auth.tokens import Principal
 from app.errors import NotFound, ValidationFailed
+
+
+_TIME = "a duration back from now (7d, 12h, 30m, 2w; at most ~100 years) or an ISO date/datetime (UTC if naive)"
 
 
 class AnalyticsController(Controller):
@@ -28,7 +32,22 @@ class AnalyticsController(Controller):
         return [{"name": q.name, "summary": q.summary} for q in QUERIES.values()]
 
     @get("/{name:str}")
-    async def run(self, name: str, request: Request, session: AsyncSession, principal: Principal) -> list[Any]:
+    async def run(
+        self,
+        name: str,
+        request: Request,
+        session: AsyncSession,
+        principal: Principal,
+        since: Annotated[str | None, Parameter(description=_TIME)] = None,
+        until: Annotated[str | None, Parameter(description=_TIME)] = None,
+        conversation: Annotated[list[str] | None, Parameter(description="conversation ids (repeat or comma-separate)")] = None,
+        agent: Annotated[list[str] | None, Parameter(description="agent ids (repeat or comma-separate)")] = None,
+        selected_by: Annotated[
+            list[str] | None, QueryParameter(name="selectedBy", description="mention | llm | fallback | direct")
+        ] = None,
+        kind: Annotated[str | None, Parameter(description="conversation kind: direct | group")] = None,
+    ) -> list[Any]:
+        """The filters are documented here; they are parsed once, by ``analytics.filters`` (as for the CLI)."""
         principal.require_admin()
         found = QUERIES.get(name)
         if found is None:

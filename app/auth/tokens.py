@@ -54,7 +54,7 @@ def verify_token(secret: str, token: str) -> Principal:
     except jwt.InvalidTokenError as exc:
         raise Unauthorized(f"invalid token: {exc}", code="invalid_token") from None
     sub = claims.get("sub")
-    if not isinstance(sub, str) or not sub or len(sub) > 128:
+    if not isinstance(sub, str) or not sub or len(sub) > 128 or "\x00" in sub:
         raise Unauthorized("invalid token: bad 'sub' claim", code="invalid_token")
     scope = claims.get("scope", "")
     scopes = scope.split() if isinstance(scope, str) else []

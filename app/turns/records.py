@@ -1,5 +1,5 @@
-"""What a turn leaves behind for audit and analytics: per-message metadata (the seed's keys),
-one ``speaker_decisions`` row per candidate, per-stage metrics and quality events."""
+"""What a turn leaves behind for audit and analytics: one ``speaker_decisions`` row per
+candidate, per-stage metrics and quality events (message metadata: ``app/turns/result.py``)."""
 
 from __future__ import annotations
 
@@ -9,42 +9,10 @@ from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import QualityEvent, SpeakerDecision, TurnStageMetric
-from app.llm.port import Usage
 from app.turns.quality import problem_code
 from app.turns.replies import Reply
+from app.metrics import record_stage_row
 from scheduling import FEATURE_NAMES, GroupSpeakingContext, SelectionDecision, UserEmotion
-
-PIPELINE_VERSION = "langgraph_v1"
-SOURCE = "group_chat_agent"
-
-
-def usage_dict(usage: Usage) -> dict[str, Any]:
-    return {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens, "estimated": usage.estimated}
-
-
-def message_metadata(
-    reply: Reply,
-    *,
-    selected_by: str,
-    wire_api: str,
-    orchestration: dict[str, Any],
-    timings: dict[str, float],
-) -> dict[str, Any]:
-    return {
-        "source": SOURCE,
-        "selectedBy": selected_by,
-        "pipelineVersion": PIPELINE_VERSION,
-        "model": reply.model,
-        "wireApi": wire_api,
-        "replyKind": reply.kind,
-        "respondToAgentId": reply.respond_to_agent_id,
-        "crossReplyReason": reply.cross_reason,
-        "crossReplyRound": reply.cross_round,
-        "orchestration": orchestration,
-        "timings": {**timings, "reply": round(reply.ms, 3)},
-        "usage": usage_dict(reply.usage),
-        "attempts": reply.attempts,
-    }
 
 
 def decision_rows(
@@ -92,6 +60,8 @@ async def write_records(
         await session.execute(insert(SpeakerDecision), decisions)
     if metrics:
         await session.execute(insert(TurnStageMetric), metrics)
+        for row in metrics:
+            record_stage_row(row)  # Prometheus: stage latency histograms and outcomes
     if quality:
         await session.execute(insert(QualityEvent), quality)
 

@@ -2,36 +2,79 @@
 
 * one running turn per conversation: ``turns.running_lock`` is unique and holds the conversation
   id while a turn runs, so a second server process gets the same 409 as this one;
-* idempotency: ``(conversation_id, idempotency_key)`` is unique;
+* that lock is a **lease**: ``lease_expires_at`` is pushed ``LEASE_S`` ahead every
+  ``HEARTBEAT_S`` by the process running the turn (``lease_heartbeat``). A lease that was not
+  renewed (about three missed beats: the process died) is stale, and the next turn in the
+  conversation marks the old one ``failed`` (``turn_abandoned``) and takes over. So after a crash
+  a conversation accepts turns again within ``LEASE_S`` seconds, whatever the turn timeout, and
+  the 409's ``Retry-After`` is the lease's real remaining time;
+* idempotency: ``(conversation_id, idempotency_key)`` is unique; the same key with the same
+  content is the same turn, with other content a 422 ``idempotency_key_reused``;
 * the user message and the turn row are written in one transaction.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+import asyncio
+import contextlib
+import logging
+import math
+from collections.abc import AsyncIterator
+from datetime import UTC, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.conversations.service import get_owned
 from app.db.models import Conversation, Message, Turn, new_id, utcnow
-from app.errors import Conflict
+from app.errors import Conflict, ValidationFailed
 from app.messages.store import insert_message
+from app.metrics import record_turn
 
-RETRY_AFTER_S = 2
+log = logging.getLogger("app.turns")
+HEARTBEAT_S = 3.0
+LEASE_S = 10.0  # a little over three beats
 
 
 class TurnInProgress(Conflict):
     code = "turn_in_progress"
 
-    def __init__(self, turn_id: str | None) -> None:
+    def __init__(self, turn_id: str | None, retry_after_s: int = 1) -> None:
         super().__init__(
             "another turn is still running in this conversation; retry when it has finished",
-            details={"runningTurnId": turn_id, "retryAfterS": RETRY_AFTER_S},
+            details={"runningTurnId": turn_id, "retryAfterS": max(1, retry_after_s)},
         )
         self.retryable = True
+
+
+class IdempotencyKeyReused(ValidationFailed):
+    code = "idempotency_key_reused"
+
+    def __init__(self, key: str, turn_id: str) -> None:
+        super().__init__(
+            "this idempotency key was already used for a different message in this conversation",
+            details={"idempotencyKey": key, "turnId": turn_id},
+        )
+
+
+def lease_remaining_s(lease_expires_at: Any) -> int:
+    """Whole seconds until a running turn's lease lapses: the honest ``Retry-After`` of a 409."""
+    if lease_expires_at is None:
+        return int(LEASE_S)
+    if lease_expires_at.tzinfo is None:  # a raw SQLite read is naive UTC
+        lease_expires_at = lease_expires_at.replace(tzinfo=UTC)
+    return math.ceil(max(0.0, (lease_expires_at - utcnow()).total_seconds()))
+
+
+async def _in_progress(session: AsyncSession, conversation_id: str) -> TurnInProgress:
+    row = (await session.execute(
+        select(Turn.id, Turn.lease_expires_at).where(Turn.running_lock == conversation_id)
+    )).first()  # fmt: skip
+    if row is None:
+        return TurnInProgress(None)
+    return TurnInProgress(row.id, lease_remaining_s(row.lease_expires_at))
 
 
 class StartedTurn:
@@ -49,50 +92,101 @@ async def _by_key(session: AsyncSession, conversation_id: str, key: str) -> Turn
 
 
 async def _release_stale(session: AsyncSession, conversation_id: str, stale_after_s: float) -> None:
-    """A turn still 'running' long after the turn timeout belongs to a crashed process."""
-    cutoff = utcnow() - timedelta(seconds=stale_after_s)
+    """A running turn whose lease was not renewed belongs to a process that stopped.
+
+    (A row without a lease predates migration 0008: stale once older than ``stale_after_s``.)"""
+    now = utcnow()
+    stale = or_(
+        Turn.lease_expires_at < now,
+        and_(Turn.lease_expires_at.is_(None), Turn.created_at < now - timedelta(seconds=stale_after_s)),
+    )
     await session.execute(
         update(Turn)
-        .where(Turn.running_lock == conversation_id, Turn.created_at < cutoff)
-        .values(status="failed", running_lock=None, completed_at=utcnow(),
+        .where(Turn.running_lock == conversation_id, stale)
+        .values(status="failed", running_lock=None, lease_expires_at=None, completed_at=now,
                 error={"code": "turn_abandoned", "message": "the process running this turn stopped"})
     )  # fmt: skip
     await session.commit()
+
+
+async def _replay(session: AsyncSession, found: Turn, content: str | None, conv: Conversation) -> StartedTurn:
+    message = await session.get(Message, found.user_message_id) if found.user_message_id else None
+    # ``content`` None is a Continue (no user message): a key of a message turn is not one, and back.
+    if (message is not None and message.content != content) or (found.user_message_id is None) != (content is None):
+        raise IdempotencyKeyReused(found.idempotency_key or "", found.id)
+    return StartedTurn(found, message, conv, replay=True)
+
+
+async def renew_lease(sessions: async_sessionmaker[AsyncSession], turn_id: str) -> bool:
+    """Push the lease of a still-running turn ``LEASE_S`` ahead; False once it is not running."""
+    async with sessions() as session:
+        done = await session.execute(
+            update(Turn)
+            .where(Turn.id == turn_id, Turn.running_lock.is_not(None))
+            .values(lease_expires_at=utcnow() + timedelta(seconds=LEASE_S))
+        )  # fmt: skip
+        await session.commit()
+        return bool(done.rowcount)
+
+
+@contextlib.asynccontextmanager
+async def lease_heartbeat(
+    sessions: async_sessionmaker[AsyncSession], turn_id: str, every_s: float = HEARTBEAT_S
+) -> AsyncIterator[None]:
+    """Renew the turn's lease every ``every_s`` seconds while the body runs (the turn's process is alive)."""
+
+    async def beat() -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                if not await renew_lease(sessions, turn_id):
+                    return
+            except Exception:  # noqa: BLE001 - a missed beat is retried; three in a row let the lease lapse
+                log.warning("turn %s: lease renewal failed", turn_id, exc_info=True)
+
+    task = asyncio.ensure_future(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 async def start_turn(
     sessions: async_sessionmaker[AsyncSession],
     owner_id: str,
     conversation_id: str,
-    content: str,
+    content: str | None,
     idempotency_key: str | None,
     *,
     stale_after_s: float,
 ) -> StartedTurn:
+    """``content`` None starts a Continue turn: the lock and the turn row, no user message."""
     async with sessions() as session:
         conv = await get_owned(session, owner_id, conversation_id)
-        if idempotency_key and (found := await _by_key(session, conversation_id, idempotency_key)):
-            message = await session.get(Message, found.user_message_id) if found.user_message_id else None
-            return StartedTurn(found, message, conv, replay=True)
         await session.commit()
         await _release_stale(session, conversation_id, stale_after_s)
+        if idempotency_key and (found := await _by_key(session, conversation_id, idempotency_key)):
+            return await _replay(session, found, content, conv)
         turn = Turn(
             id=new_id(), conversation_id=conversation_id, owner_id=owner_id, status="running",
             idempotency_key=idempotency_key, running_lock=conversation_id,
+            lease_expires_at=utcnow() + timedelta(seconds=LEASE_S),
         )  # fmt: skip
         session.add(turn)
         try:
             await session.flush()
-            message = await insert_message(session, conversation_id, role="user", content=content, turn_id=turn.id)
-            turn.user_message_id = message.id
+            message = None
+            if content is not None:
+                message = await insert_message(session, conversation_id, role="user", content=content, turn_id=turn.id)
+                turn.user_message_id = message.id
             await session.commit()
         except IntegrityError:
             await session.rollback()
             if idempotency_key and (found := await _by_key(session, conversation_id, idempotency_key)):
-                message = await session.get(Message, found.user_message_id) if found.user_message_id else None
-                return StartedTurn(found, message, conv, replay=True)
-            running = await session.scalar(select(Turn.id).where(Turn.running_lock == conversation_id))
-            raise TurnInProgress(running) from None
+                return await _replay(session, found, content, conv)
+            raise await _in_progress(session, conversation_id) from None
         await session.refresh(conv)
         return StartedTurn(turn, message, conv, replay=False)
 
@@ -113,10 +207,11 @@ async def finish_turn(
         await session.execute(
             update(Turn)
             .where(Turn.id == turn_id)
-            .values(status=status, running_lock=None, result=result, error=error, intent=intent, emotion=emotion,
-                    timings=timings, usage=usage, completed_at=utcnow())
+            .values(status=status, running_lock=None, lease_expires_at=None, result=result, error=error, intent=intent,
+                    emotion=emotion, timings=timings, usage=usage, completed_at=utcnow())
         )  # fmt: skip
         await session.commit()
+    record_turn(status, error)
 
 
 async def load_turn(session: AsyncSession, owner_id: str, conversation_id: str, turn_id: str) -> Turn:

@@ -46,7 +46,7 @@ def error_record(exc: BaseException) -> dict[str, Any]:
         if isinstance(exc, InvalidModelOutput):
             record["problems"] = exc.problems[-3:]
         return record
-    return {"code": type(exc).__name__, "message": str(exc)[:500]}
+    return {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"[:500]}  # codes are public names only
 
 
 async def struct_stage(

@@ -7,7 +7,8 @@ Create Date: 2026-12-01
 
 from __future__ import annotations
 
-from alembic import op  # noqa: F401
+import sqlalchemy as sa
+from alembic import op
 
 revision = "0008_turn_lease"
 down_revision = "0007_story_quarantine"
@@ -16,8 +17,8 @@ depends_on = None
 
 
 def upgrade() -> None:
-    pass
+    op.add_column("turns", sa.Column("lease_expires_at", sa.DateTime(timezone=True), nullable=True))
 
 
 def downgrade() -> None:
-    pass
+    op.drop_column("turns", "lease_expires_at")
