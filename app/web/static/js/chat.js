@@ -1,0 +1,489 @@
+// Conversations and the chat: timeline, a turn over SSE, suggestion chips, the why panel, the Story panel.
+
+import { avatar, fmt, h, toast } from "./dom.js";
+import { whyPanel } from "./why.js";
+
+const PAGE = 100;
+
+function newKey() {
+  return globalThis.crypto?.randomUUID ? crypto.randomUUID() : `k-${Date.now()}-${Math.random().toString(16).slice(2)}`;
+}
+
+function convLabel(conv) {
+  return conv.title || conv.members.map((m) => m.name).join(", ") || "(no members)";
+}
+
+export async function chatView(session, hash) {
+  const { api } = session;
+  const [convs, agents] = await Promise.all([api.get("/v1/conversations"), api.get("/v1/agents")]);
+  session.agents = agents;
+  const current = hash.startsWith("#/c/") ? decodeURIComponent(hash.slice(4)) : null;
+  const list = h("aside", { class: "conv-list", id: "conv-list" },
+    h("a", { href: "#/new" }, h("button", { class: "primary", id: "new-conversation", style: "width:100%" }, "New conversation")),
+    h("ul", {}, convs.map((c) => h("li", {},
+      h("a", { href: `#/c/${c.id}`, class: c.id === current ? "active" : "", dataset: { conversationId: c.id } },
+        convLabel(c), h("div", { class: "kind" }, `${c.kind} · ${c.messageCount} messages`))))),
+    !convs.length && h("p", { class: "muted" }, "No conversations yet."));
+  // On a phone the list is a drawer: open while no conversation is shown.
+  const layout = h("div", { class: `chat-layout${current || hash.startsWith("#/new") ? "" : " drawer-open"}` }, list);
+  if (hash.startsWith("#/new")) {
+    layout.append(newConversationForm(session));
+  } else if (current) {
+    let conv = null;
+    try {
+      conv = await api.get(`/v1/conversations/${encodeURIComponent(current)}`);
+    } catch (err) {
+      if (err.status !== 404) throw err;
+      layout.append(h("section", { class: "chat" }, h("p", { class: "empty", id: "not-found" },
+        "Conversation not found (it does not exist or belongs to another user).")));
+    }
+    if (conv) await new ChatScreen(session, conv, layout).mount();
+  } else {
+    layout.append(h("section", { class: "chat" }, h("p", { class: "empty" },
+      agents.length ? "Pick a conversation or start a new one." : "No agents yet: an admin creates them under Agents.")));
+  }
+  return layout;
+}
+
+function newConversationForm(session) {
+  const { api, agents } = session;
+  const kind = h("select", { id: "conv-kind" }, h("option", { value: "group" }, "group"), h("option", { value: "direct" }, "direct"));
+  const title = h("input", { type: "text", id: "conv-title", placeholder: "optional" });
+  const zh = (navigator.language || "").toLowerCase().startsWith("zh");
+  const language = h("select", { id: "conv-language" },
+    h("option", { value: "en", selected: !zh }, "English (en)"), h("option", { value: "zh-CN", selected: zh }, "中文 (zh-CN)"));
+  const story = h("input", { type: "checkbox", id: "conv-story", checked: true });
+  const boxes = agents.map((a) => h("input", { type: "checkbox", value: a.id, dataset: { name: a.name } }));
+  const create = async () => {
+    const agentIds = boxes.filter((b) => b.checked).map((b) => b.value);
+    if (kind.value === "direct" && agentIds.length !== 1) return toast("A direct conversation has exactly one agent.");
+    if (!agentIds.length) return toast("Pick the members.");
+    const settings = { language: language.value };
+    if (story.checked) settings.story = { enabled: true, modelConfigId: "default" };
+    try {
+      const conv = await api.post("/v1/conversations", { kind: kind.value, agentIds, title: title.value.trim(), settings });
+      location.hash = `#/c/${conv.id}`;
+    } catch (err) {
+      toast(`Could not create the conversation: ${err.message}`);
+    }
+  };
+  return h("section", { class: "chat" }, h("div", { class: "page" }, h("div", { class: "card", style: "max-width:560px" },
+    h("h2", {}, "New conversation"),
+    h("label", { for: "conv-kind" }, "Kind"), kind,
+    h("label", { for: "conv-title" }, "Title"), title,
+    h("label", { for: "conv-language" }, "Language"), language,
+    h("label", { style: "display:flex;gap:.4em;align-items:center;color:var(--ink)" }, story, "Story (per-agent narrative state)"),
+    h("label", {}, "Members"),
+    h("div", { class: "members", id: "conv-members" },
+      agents.length ? agents.map((a, i) => h("label", {}, boxes[i], avatar(a.name, a.id), a.name, h("span", { class: "muted" }, a.headline)))
+        : h("p", { class: "muted" }, "No agents yet.")),
+    h("div", { class: "row", style: "margin-top:1em" }, h("button", { class: "primary", id: "conv-create", onclick: create }, "Create")))));
+}
+
+class ChatScreen {
+  constructor(session, conv, layout) {
+    this.session = session;
+    this.api = session.api;
+    this.conv = conv;
+    this.layout = layout;
+    this.names = Object.fromEntries(session.agents.map((a) => [a.id, a.name]));
+    for (const m of conv.members) this.names[m.agentId] = m.name;
+    this.messages = new Map();   // id -> message
+    this.rows = new Map();       // id -> element
+    this.drafts = new Map();     // draftId -> {el, text, agentId, turnId}
+    this.traces = new Map();     // turnId -> element
+    this.turnCache = new Map();  // turnId -> turn result (the why panel's emotion source)
+    this.sidePanel = null;
+    this.running = false;
+    this.lockTimer = null;
+  }
+
+  name(agentId) { return this.names[agentId] || agentId?.slice(0, 8) || "?"; }
+
+  async mount() {
+    this.timeline = h("div", { class: "timeline", id: "timeline" });
+    this.status = h("div", { class: "turn-status", id: "turn-status" });
+    this.chips = h("div", { class: "chips", id: "chips", hidden: true });
+    this.input = h("textarea", { id: "composer-input", rows: 1, placeholder: "Message (mention a name to ask them)",
+      maxlength: this.session.config.maxMessageChars || 4000 });
+    this.sendBtn = h("button", { class: "primary", id: "send", onclick: () => this.send() }, "Send");
+    this.suggestBtn = h("button", { id: "suggest", title: "Suggest replies", onclick: () => this.suggest() }, "Suggest");
+    this.note = h("div", { class: "composer-note warn", id: "composer-note", hidden: true });
+    this.input.addEventListener("input", () => this.clearChips());
+    this.input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); this.send(); }
+    });
+    const head = h("div", { class: "chat-head" },
+      h("span", { class: "title", id: "chat-title" }, convLabel(this.conv)),
+      h("span", { class: "badge" }, this.conv.kind),
+      this.conv.members.map((m) => avatar(m.name, m.agentId)),
+      h("span", { class: "spacer" }),
+      h("button", { id: "story-btn", onclick: () => this.openStory() }, "Story"));
+    this.chat = h("section", { class: "chat" }, head, this.timeline, this.status, this.chips, this.note,
+      h("div", { class: "composer" }, this.input, this.suggestBtn, this.sendBtn));
+    this.side = h("aside", { class: "side-panel", id: "side-panel", hidden: true });
+    this.layout.append(this.chat, this.side);
+    await this.loadHistory();
+    this.loadLatestSuggestions();
+  }
+
+  // ---- history ------------------------------------------------------------------------------
+
+  async loadHistory(before = null) {
+    const q = before == null ? `limit=${PAGE}` : `limit=${PAGE}&before=${before}`;
+    const page = await this.api.get(`/v1/conversations/${this.conv.id}/messages?${q}`);
+    const items = page.items.slice().reverse();
+    const first = this.timeline.firstChild;
+    this.timeline.querySelector(".load-earlier")?.remove();
+    for (const m of items) {
+      this.messages.set(m.id, m);
+      const row = this.messageRow(m);
+      this.rows.set(m.id, row);
+      this.timeline.insertBefore(row, before == null ? null : first);
+    }
+    if (page.nextCursor != null) {
+      this.timeline.prepend(h("button", { class: "link load-earlier", onclick: () => this.loadHistory(page.nextCursor) }, "Load earlier messages"));
+    }
+    if (!this.messages.size) this.timeline.append(h("p", { class: "empty", id: "timeline-empty" }, "Say hello to start."));
+    this.refreshTools();
+    if (before == null) this.scrollDown();
+  }
+
+  scrollDown() { this.timeline.scrollTop = this.timeline.scrollHeight; }
+
+  messageRow(m) {
+    const isUser = m.role === "user";
+    const who = isUser ? this.session.me.user : this.name(m.agentId);
+    const meta = m.metadata || {};
+    const bubble = h("div", { class: "bubble" },
+      h("div", { class: "name" }, who,
+        !isUser && meta.selectedBy && h("span", { class: "badge", title: "who decided" }, meta.selectedBy),
+        !isUser && m.replyKind === "cross" && h("span", { class: "badge" }, `→ ${this.name(m.respondToAgentId)}`),
+        m.editedAt && h("span", { class: "badge" }, "edited")),
+      h("div", { class: "text" }, m.content));
+    if (!isUser) {
+      bubble.append(h("div", { class: "tools" },
+        h("button", { class: "link why-btn", onclick: () => this.openWhy(m.id) }, "Why this speaker?"),
+        h("button", { class: "link edit-btn", hidden: true, onclick: () => this.edit(m.id) }, "Edit"),
+        h("button", { class: "link regen-btn", hidden: true, onclick: () => this.regenerate(m.id) }, "Regenerate")));
+    }
+    return h("div", { class: `msg ${isUser ? "user" : "agent"}`, dataset: { messageId: m.id, agentId: m.agentId || "" } },
+      avatar(who, isUser ? `user:${who}` : m.agentId), bubble);
+  }
+
+  // Edit and regenerate are offered on each agent's newest message (what the Story adopts next turn).
+  refreshTools() {
+    const newest = new Map();
+    for (const m of this.messages.values()) if (m.role === "agent") newest.set(m.agentId, m.id);
+    const keep = new Set(newest.values());
+    for (const [id, row] of this.rows) {
+      row.querySelectorAll(".edit-btn, .regen-btn").forEach((b) => { b.hidden = !keep.has(id); });
+    }
+  }
+
+  put(message) {
+    document.getElementById("timeline-empty")?.remove();
+    this.messages.set(message.id, message);
+    const row = this.messageRow(message);
+    const old = this.rows.get(message.id);
+    if (old) old.replaceWith(row); else this.timeline.append(row);
+    this.rows.set(message.id, row);
+    this.refreshTools();
+    this.scrollDown();
+  }
+
+  notice(text, failed = false) {
+    const el = h("div", { class: `notice${failed ? " failed" : ""}` }, text);
+    this.timeline.append(el);
+    this.scrollDown();
+    return el;
+  }
+
+  // ---- a turn -------------------------------------------------------------------------------
+
+  async send() {
+    const content = this.input.value.trim();
+    if (!content || this.running) return;
+    this.clearChips();
+    this.input.value = "";
+    this.running = true;
+    this.sendBtn.disabled = true;
+    this.status.textContent = "Sending…";
+    try {
+      await this.api.streamTurn(this.conv.id, { content, idempotencyKey: newKey() }, (event, data) => this.onEvent(event, data));
+    } catch (err) {
+      this.input.value = content;  // nothing was stored: the text stays for a retry
+      if (err.code === "turn_in_progress") this.lockComposer(err.retryAfter ?? err.details?.retryAfterS ?? 5, err.details?.runningTurnId);
+      else if (err.status === 401) toast(`Signed out: ${err.message}`);
+      else this.notice(`Not sent: ${err.message} (${err.code})`, true);
+      this.status.textContent = "";
+    } finally {
+      this.running = false;
+      if (!this.lockTimer) this.sendBtn.disabled = false;
+    }
+  }
+
+  // 409 turn_in_progress: the composer waits for Retry-After, or less if the running turn ends sooner.
+  lockComposer(seconds, runningTurnId) {
+    let left = Math.max(1, Math.ceil(seconds));
+    this.input.disabled = this.sendBtn.disabled = true;
+    const unlock = () => {
+      clearInterval(this.lockTimer);
+      this.lockTimer = null;
+      this.note.hidden = true;
+      this.input.disabled = this.sendBtn.disabled = false;
+    };
+    const tick = async () => {
+      this.note.hidden = false;
+      this.note.textContent = `A turn is already running in this conversation; retry in ${left} s.`;
+      if (left-- <= 0) return unlock();
+      if (!runningTurnId) return;
+      try {
+        const turn = await this.api.get(`/v1/conversations/${this.conv.id}/turns/${runningTurnId}`);
+        if (turn.status !== "running" && this.lockTimer) unlock();
+      } catch { /* keep counting down */ }
+    };
+    this.lockTimer = setInterval(tick, 1000);
+    tick();
+  }
+
+  trace(turnId) {
+    let el = this.traces.get(turnId);
+    if (!el) {
+      el = h("div", { class: "trace", dataset: { turnId } });
+      this.traces.set(turnId, el);
+      this.timeline.append(el);
+    }
+    return el;
+  }
+
+  onEvent(event, data) {
+    switch (event) {
+      case "turn.started":
+        if (data.userMessage && !this.messages.has(data.userMessage.id)) this.put(data.userMessage);
+        this.status.textContent = "Reading the message…";
+        break;
+      case "turn.emotion": {
+        const e = data.emotion || {}, i = data.intent || {};
+        this.trace(data.turnId).textContent =
+          `feeling ${e.primaryEmotion} ${fmt(e.intensity, 2)} (${e.source}) · intent ${i.kind} (${i.source})`;
+        this.status.textContent = "Choosing who replies…";
+        break;
+      }
+      case "turn.selection": {
+        const s = data.selection || {};
+        const chosen = (s.selectedAgentIds || []).map((id) => `${this.name(id)} (${s.selectedBy?.[id]})`).join(", ");
+        this.trace(data.turnId).append(` → ${chosen || "nobody"} · decided by ${s.decidedBy}`);
+        this.status.textContent = `${(s.selectedAgentIds || []).map((id) => this.name(id)).join(", ")} typing…`;
+        break;
+      }
+      case "message.delta": this.onDelta(data); break;
+      case "message.discarded": {
+        this.dropDraft(data.draftId);
+        this.notice(`${this.name(data.agentId)}'s draft was discarded: ${(data.problems || []).join(", ") || "quality check"}`);
+        break;
+      }
+      case "message.created": {
+        const m = data.message;
+        if (data.draftId) this.dropDraft(data.draftId);
+        for (const [id, d] of this.drafts) if (d.agentId === m.agentId && d.turnId === data.turnId) this.dropDraft(id);
+        this.put(m);
+        break;
+      }
+      case "suggestions.ready": if (data.status === "ready") this.showChips(data.options || []); break;
+      case "suggestions.failed": this.clearChips(); break;  // nothing intrusive; "Suggest" asks again
+      case "turn.completed": this.finished(data); break;
+      case "turn.failed": this.finished(data); break;
+      default: break;  // events this client does not know yet are ignored
+    }
+  }
+
+  onDelta(data) {
+    let d = this.drafts.get(data.draftId);
+    if (!d) {
+      const text = h("div", { class: "text" });
+      const el = h("div", { class: "msg agent draft", dataset: { draftId: data.draftId } },
+        avatar(this.name(data.agentId), data.agentId), h("div", { class: "bubble" }, h("div", { class: "name" }, this.name(data.agentId), h("span", { class: "badge" }, "typing")), text));
+      d = { el, textEl: text, text: "", agentId: data.agentId, turnId: data.turnId };
+      this.drafts.set(data.draftId, d);
+      this.timeline.append(el);
+    }
+    const chars = [...d.text];  // offsets count characters (code points), as in Python
+    d.text = chars.slice(0, data.offset ?? chars.length).join("") + (data.delta || "");
+    d.textEl.textContent = d.text;
+    this.scrollDown();
+  }
+
+  dropDraft(draftId) {
+    this.drafts.get(draftId)?.el.remove();
+    this.drafts.delete(draftId);
+  }
+
+  finished(result) {
+    for (const id of [...this.drafts.keys()]) this.dropDraft(id);
+    this.status.textContent = "";
+    for (const m of result.agentMessages || []) if (!this.messages.has(m.id)) this.put(m);
+    this.turnCache.set(result.turnId, result);
+    const quality = result.orchestration?.quality || {};
+    for (const [key, q] of Object.entries(quality)) {
+      if (q.passed) continue;
+      const [agentId, kind] = key.split(":");
+      this.notice(`${this.name(agentId)}'s ${kind === "cross" ? "cross reply" : "reply"} was dropped: ${(q.problems || []).join(", ")}`);
+    }
+    if (result.status === "failed") {
+      const err = result.error || {};
+      const why = (err.details?.agents || []).map((a) => `${this.name(a.agentId)}: ${(a.reasons || a.problems || []).join("; ")}`);
+      this.notice(`This turn failed (${err.code || "error"}): ${why.length ? why.join(" | ") : err.message || ""}`, true);
+    }
+    const s = result.suggestions;
+    if (s?.status === "ready" && this.chips.hidden) this.showChips(s.options || []);
+    if (s?.status === "generating") setTimeout(() => this.loadLatestSuggestions(), 1500);
+    if (this.sidePanel === "story") {  // again a little later: a Story may settle just after the turn
+      this.openStory();
+      setTimeout(() => { if (this.sidePanel === "story") this.openStory(); }, 2000);
+    }
+    this.refreshListEntry();
+  }
+
+  async refreshListEntry() {
+    try {
+      const conv = await this.api.get(`/v1/conversations/${this.conv.id}`);
+      const kind = this.layout.querySelector(`[data-conversation-id="${conv.id}"] .kind`);
+      if (kind) kind.textContent = `${conv.kind} · ${conv.messageCount} messages`;
+    } catch { /* the list is only a convenience */ }
+  }
+
+  // ---- suggestions --------------------------------------------------------------------------
+
+  showChips(options) {
+    this.chips.replaceChildren(...options.slice(0, 3).map((text) =>
+      h("button", { class: "chip", title: text, onclick: () => { this.input.value = text; this.input.focus(); } }, text)));
+    this.chips.hidden = !options.length;
+  }
+
+  clearChips() {
+    this.chips.replaceChildren();
+    this.chips.hidden = true;
+  }
+
+  lastAgentMessage() {
+    const all = [...this.messages.values()].filter((m) => m.role === "agent");
+    return all.length ? all.reduce((a, b) => (a.seq > b.seq ? a : b)) : null;
+  }
+
+  async loadLatestSuggestions() {
+    const last = [...this.messages.values()].reduce((a, b) => (!a || b.seq > a.seq ? b : a), null);
+    if (!last || last.role !== "agent") return;
+    try {
+      const s = await this.api.get(`/v1/conversations/${this.conv.id}/suggestions/latest`);
+      if (s.status === "ready" && s.anchorMessageId === last.id && !this.input.value) this.showChips(s.options);
+    } catch { /* none yet */ }
+  }
+
+  async suggest() {
+    const anchor = this.lastAgentMessage();
+    if (!anchor) return toast("Suggestions need an agent message to answer.");
+    this.suggestBtn.disabled = true;
+    try {
+      const out = await this.api.post(`/v1/conversations/${this.conv.id}/messages/${anchor.id}/suggestions`);
+      this.showChips(out.options || []);
+    } catch (err) {
+      toast(`No suggestions this time (${err.code}).`);
+    } finally {
+      this.suggestBtn.disabled = false;
+    }
+  }
+
+  // ---- edit, regenerate ---------------------------------------------------------------------
+
+  edit(id) {
+    const m = this.messages.get(id);
+    const row = this.rows.get(id);
+    const textEl = row.querySelector(".text");
+    const box = h("textarea", { class: "edit-input", rows: 3 });
+    box.value = m.content;
+    const save = async () => {
+      try {
+        const out = await this.api.patch(`/v1/conversations/${this.conv.id}/messages/${id}`, { content: box.value });
+        this.put(out);
+        toast("Edited. The Story adopts the edited text on the next turn.");
+        if (this.sidePanel === "story") this.openStory();
+      } catch (err) {
+        toast(`Not saved: ${err.message}`);
+      }
+    };
+    textEl.replaceChildren(box, h("div", { class: "row", style: "margin-top:.3em" },
+      h("button", { class: "primary edit-save", onclick: save }, "Save"),
+      h("button", { onclick: () => this.put(m) }, "Cancel")));
+    box.focus();
+  }
+
+  async regenerate(id) {
+    const row = this.rows.get(id);
+    row.querySelector(".regen-btn").disabled = true;
+    try {
+      this.put(await this.api.post(`/v1/conversations/${this.conv.id}/messages/${id}/regenerate`));
+    } catch (err) {
+      toast(`Could not regenerate: ${err.message}`);
+      row.querySelector(".regen-btn").disabled = false;
+    }
+  }
+
+  // ---- side panels --------------------------------------------------------------------------
+
+  showSide(kind, ...children) {
+    this.sidePanel = kind;
+    this.side.replaceChildren(h("button", { class: "icon close", id: "side-close", "aria-label": "Close", onclick: () => this.closeSide() }, "×"),
+      ...children.filter((c) => c instanceof Node));
+    this.side.hidden = false;
+    this.layout.classList.add("with-side");
+  }
+
+  closeSide() {
+    this.sidePanel = null;
+    this.side.hidden = true;
+    this.layout.classList.remove("with-side");
+  }
+
+  async openWhy(id) {
+    const m = this.messages.get(id);
+    this.showSide("why", h("p", { class: "muted" }, "Loading…"));
+    let turn = this.turnCache.get(m.turnId);
+    if (!turn && m.turnId) {
+      try {
+        turn = await this.api.get(`/v1/conversations/${this.conv.id}/turns/${m.turnId}`);
+        this.turnCache.set(m.turnId, turn);
+      } catch { turn = null; }
+    }
+    this.showSide("why", whyPanel(m, turn, (agentId) => this.name(agentId)));
+  }
+
+  async openStory() {
+    this.sidePanel = "story";
+    const enabled = this.conv.settings?.story?.enabled;
+    const cards = await Promise.all(this.conv.members.map(async (member) => {
+      try {
+        const s = await this.api.get(`/v1/conversations/${this.conv.id}/story/${member.agentId}`);
+        const last = s.lastOutcome || {};
+        return h("div", { class: "story-agent", dataset: { agentId: member.agentId } },
+          h("div", { class: "row" }, avatar(member.name, member.agentId), h("strong", {}, member.name)),
+          h("dl", { class: "kv" },
+            h("dt", {}, "status"), h("dd", { class: "story-status" }, s.status),
+            h("dt", {}, "revision"), h("dd", { class: "story-revision" }, String(s.revision)),
+            h("dt", {}, "last outcome"), h("dd", { class: "story-outcome" }, last.kind || "–", last.reason ? ` — ${last.reason}` : ""),
+            last.toolCalls && [h("dt", {}, "tool calls"), h("dd", {}, last.toolCalls.join(", "))],
+            h("dt", {}, "failures in a row"), h("dd", {}, String(s.failureCount)),
+            s.report?.foreground && [h("dt", {}, "scene"), h("dd", {}, `${s.report.foreground.title} (${s.report.foreground.phase})`)],
+            h("dt", {}, "updated"), h("dd", {}, s.updatedAt ? new Date(s.updatedAt.endsWith("Z") || s.updatedAt.includes("+") ? s.updatedAt : `${s.updatedAt}Z`).toLocaleString() : "–")));
+      } catch (err) {
+        return h("div", { class: "story-agent" }, h("strong", {}, member.name), h("p", { class: "bad" }, err.message));
+      }
+    }));
+    if (this.sidePanel !== "story") return;
+    this.showSide("story", h("h2", {}, "Story"),
+      !enabled && h("p", { class: "muted" }, "Story is off for this conversation."),
+      h("p", { class: "muted" }, "Each agent's Story adopts its last saved reply — edited text included — on the next turn."),
+      h("div", { id: "story-panel" }, cards),
+      h("button", { id: "story-refresh", onclick: () => this.openStory() }, "Refresh"));
+  }
+}
