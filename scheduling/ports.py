@@ -44,6 +44,7 @@ class ModelResult(msgspec.Struct, frozen=True):
     usage: Usage
     model: str
     finish_reason: str | None = None
+    first_token_ms: float | None = None
 
 
 class UsageLike(Protocol):

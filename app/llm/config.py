@@ -47,6 +47,7 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True):
     timeout_ms: int = 30_000
     temperature: float | None = None
     max_tokens: int | None = None
+    stream: bool = True  # replies stream token by token; false for servers that cannot stream
 
 
 class LLMSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -102,6 +103,14 @@ def _max_tokens(v: Any) -> int:
     return v
 
 
+def _bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+        return v.strip().lower() in ("true", "1", "yes", "on")
+    raise ValueError(f"must be true or false, got {v!r}")
+
+
 def _temperature(v: Any) -> float:
     try:
         f = float(v) if not isinstance(v, bool) else None
@@ -120,6 +129,7 @@ _MODEL_KEYS: dict[str, tuple[str, Any]] = {
     "timeoutMs": ("timeout_ms", _timeout),
     "temperature": ("temperature", _temperature),
     "maxTokens": ("max_tokens", _max_tokens),
+    "stream": ("stream", _bool),
 }
 
 # Shortcut env var → TOML key of the `default` model config.
@@ -130,6 +140,7 @@ _ENV_KEYS = {
     "COMPANION_LLM_TIMEOUT_MS": "timeoutMs",
     "COMPANION_LLM_MAX_TOKENS": "maxTokens",
     "COMPANION_LLM_TEMPERATURE": "temperature",
+    "COMPANION_LLM_STREAM": "stream",
 }
 
 

@@ -10,18 +10,21 @@ ours (``max_retries=0``): the client must never retry behind our budget's back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import openai
 
 from app.errors import ModelContextOverflow, ModelNotConfigured, ModelRefused, ModelTimeout, ModelUnavailable, UpstreamError
 from app.llm.config import LLMSettings, ModelConfig
-from app.llm.port import ModelResult, Usage
+from app.llm.port import ModelResult, OnDelta, Usage
 from app.llm.structured import Structured, schema_instruction
 from app.llm.usage import estimate_usage
+from app.metrics import observed_model_call
 
 ClientFactory = Callable[[ModelConfig, str], Any]
 _CONTEXT_OVERFLOW = re.compile(r"context (size|length|window)|maximum context|context_length_exceeded|too many tokens")
@@ -93,6 +96,7 @@ class ModelGateway(Structured):
                 await close()
         self._clients.clear()
 
+    @observed_model_call
     async def complete(self, request: Any) -> ModelResult:
         config = self.config_for(request)
         messages = [{"role": m.role, "content": m.content} for m in request.messages]
@@ -128,6 +132,170 @@ class ModelGateway(Structured):
         except openai.OpenAIError as exc:
             raise UpstreamError(f"model {config.id} failed: {exc}", details=_d(config)) from None
         return _result(config, messages, response)
+
+    @observed_model_call
+    async def stream(self, request: Any, on_delta: OnDelta) -> ModelResult:
+        """``complete``, with the text handed to ``on_delta`` piece by piece as the server sends it.
+
+        Same request, deadline and error tree as ``complete``; a failure after some deltas raises
+        the same named errors (the deltas already sent are then a discarded draft). A model config
+        with ``stream = false`` makes one plain call and sends its text as one delta.
+        """
+        config = self.config_for(request)
+        if not config.stream:
+            result = await self.complete(request)
+            if result.text:
+                await on_delta(result.text)
+            return result
+        messages, kwargs, timeout_s = _request_kwargs(config, request)
+        kwargs["stream"] = True
+        kwargs["stream_options"] = {"include_usage": True}
+        client = self._client(config)
+        started = time.perf_counter()
+        collected = _Collected()
+        try:
+            with _mapped_errors(config, timeout_s):
+                async with asyncio.timeout(timeout_s):
+                    chunks = await client.chat.completions.create(**kwargs)
+                    try:
+                        async for chunk in chunks:
+                            piece = collected.add(chunk)
+                            if not piece:
+                                continue
+                            if collected.first_token_ms is None:
+                                collected.first_token_ms = round((time.perf_counter() - started) * 1000, 3)
+                            try:
+                                await on_delta(piece)
+                            except Exception as exc:  # the consumer's error, not the model's
+                                raise _DeltaFailed(exc) from exc
+                    finally:
+                        close = getattr(chunks, "close", None)
+                        if close is not None:
+                            await close()
+        except _DeltaFailed as failed:
+            raise failed.error from None
+        return collected.result(config, messages)
+
+
+class _DeltaFailed(Exception):
+    """Carries an ``on_delta`` error past the model-error mapping unchanged."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _Collected:
+    """What a chat-completions stream said so far: text, refusal, finish reason, usage, model."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.refusal: list[str] = []
+        self.finish_reason: str | None = None
+        self.usage: Any = None
+        self.model: str | None = None
+        self.first_token_ms: float | None = None
+
+    def add(self, chunk: Any) -> str:
+        """Record one chunk; return its text delta ("" if none)."""
+        self.model = self.model or getattr(chunk, "model", None)
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self.usage = usage
+        choices = getattr(chunk, "choices", None) or []
+        if not choices:
+            return ""
+        choice = choices[0]
+        self.finish_reason = getattr(choice, "finish_reason", None) or self.finish_reason
+        delta = getattr(choice, "delta", None)
+        refusal = getattr(delta, "refusal", None)
+        if refusal:
+            self.refusal.append(refusal)
+        piece = getattr(delta, "content", None) or ""
+        if piece:
+            self.parts.append(piece)
+        return piece
+
+    def result(self, config: ModelConfig, messages: list[dict[str, str]]) -> ModelResult:
+        if self.refusal:
+            raise ModelRefused(f"model {config.id} refused: {''.join(self.refusal)}", details=_d(config))
+        if self.finish_reason == "content_filter":
+            raise ModelRefused(f"model {config.id} output was blocked by a content filter", details=_d(config))
+        if self.finish_reason is None:
+            raise ModelUnavailable(
+                f"model {config.id}: the stream ended before the model finished", details=_d(config, streamed=True)
+            )
+        text = "".join(self.parts)
+        return ModelResult(
+            text=text,
+            usage=_usage_of(self.usage, messages, text),
+            model=self.model or config.model,
+            finish_reason=self.finish_reason,
+            first_token_ms=self.first_token_ms,
+        )
+
+
+def _usage_of(usage: Any, messages: list[dict[str, str]], text: str) -> Usage:
+    """The server's usage, or an estimate marked ``estimated`` when it sent none."""
+    if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
+        return Usage(
+            input_tokens=int(usage.prompt_tokens or 0),
+            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        )
+    return estimate_usage((m["content"] for m in messages), text)
+
+
+def _request_kwargs(config: ModelConfig, request: Any) -> tuple[list[dict[str, str]], dict[str, Any], float]:
+    """(messages, ``chat.completions.create`` kwargs, overall deadline in seconds) for a request."""
+    messages = [{"role": m.role, "content": m.content} for m in request.messages]
+    kwargs: dict[str, Any] = {"model": config.model, "messages": messages}
+    schema = getattr(request, "response_schema", None)
+    if schema is not None:
+        _apply_schema(kwargs, config, schema.name, schema.schema)
+    temperature = _first(getattr(request, "temperature", None), config.temperature)
+    if temperature is not None:
+        kwargs["temperature"] = temperature
+    # The config's budget caps every call of that model (a small local server has a small context).
+    budgets = [b for b in (getattr(request, "max_tokens", None), config.max_tokens) if b is not None]
+    if budgets:
+        kwargs["max_tokens"] = min(budgets)
+    timeout_s = _first(getattr(request, "timeout_s", None), config.timeout_ms / 1000)
+    kwargs["timeout"] = timeout_s
+    return messages, kwargs, timeout_s
+
+
+@contextlib.contextmanager
+def _mapped_errors(config: ModelConfig, timeout_s: float) -> Iterator[None]:
+    """Every ``openai`` failure (before or during a stream) as the app's named model errors.
+    Wrap it around ``asyncio.timeout`` so the overall deadline maps too."""
+    try:
+        yield
+    except TimeoutError:
+        raise ModelTimeout(f"model {config.id} did not answer within {timeout_s:g}s", details=_d(config)) from None
+    except openai.APITimeoutError:
+        raise ModelTimeout(f"model {config.id} timed out", details=_d(config)) from None
+    except openai.APIConnectionError as exc:
+        raise ModelUnavailable(f"cannot reach model {config.id}: {exc}", details=_d(config)) from None
+    except openai.APIStatusError as exc:
+        raise _status_error(config, exc) from None
+    except openai.APIError as exc:  # an error event inside a stream that had started
+        raise _stream_error(config, exc) from None
+    except openai.OpenAIError as exc:
+        raise UpstreamError(f"model {config.id} failed: {exc}", details=_d(config)) from None
+
+
+def _stream_error(config: ModelConfig, exc: openai.APIError) -> Exception:
+    details = _d(config, streamed=True)
+    text = f"{getattr(exc, 'code', '') or ''} {exc.message}".lower()
+    if any(hint in text for hint in _REFUSAL_HINTS):
+        return ModelRefused(f"model {config.id} refused the request: {exc.message}", details=details)
+    if _CONTEXT_OVERFLOW.search(text):
+        return ModelContextOverflow(
+            f"model {config.id}: the request does not fit the model's context: {exc.message}. "
+            f"Lower llm.models.{config.id}.maxTokens or use a model with a larger context.",
+            details=details,
+        )
+    return ModelUnavailable(f"model {config.id} failed mid-stream: {exc.message}", details=details)
 
 
 def _first(*values: Any) -> Any:

@@ -7,6 +7,7 @@ library's own request Struct with the same fields is accepted as is.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import msgspec
@@ -43,7 +44,29 @@ class ModelResult(msgspec.Struct, frozen=True):
     usage: Usage
     model: str
     finish_reason: str | None = None
+    first_token_ms: float | None = None  # request start → first non-empty delta; None when not streamed
+
+
+OnDelta = Callable[[str], Awaitable[None]]
 
 
 class ChatModel(Protocol):
     async def complete(self, request: ModelRequest) -> ModelResult: ...
+
+
+class StreamingChatModel(ChatModel, Protocol):
+    async def stream(self, request: ModelRequest, on_delta: OnDelta) -> ModelResult:
+        """Call ``on_delta(piece)`` for each piece of text as it arrives (never with ``""``), then
+        return the same ``ModelResult`` that ``complete`` would, plus ``first_token_ms``."""
+        ...
+
+
+async def stream_or_complete(model: Any, request: Any, on_delta: OnDelta) -> ModelResult:
+    """``model.stream`` when the model has it; else ``complete`` and the whole text as one delta."""
+    stream = getattr(model, "stream", None)
+    if callable(stream):
+        return await stream(request, on_delta)
+    result = await model.complete(request)
+    if result.text:
+        await on_delta(result.text)
+    return result

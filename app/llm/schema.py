@@ -23,6 +23,7 @@ until the server's context is full.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -42,14 +43,21 @@ class SchemaError(ValueError):
 
 
 def wire_schema(struct_type: Any, constraints: Constraints | None = None) -> dict[str, Any]:
-    """Strict, self-contained JSON schema of ``struct_type`` with ``constraints`` applied."""
-    raw = msgspec.json.schema(struct_type)
-    defs = raw.pop("$defs", {})
-    schema = _node(raw, defs, seen=())
+    """Strict, self-contained JSON schema of ``struct_type`` with ``constraints`` applied.
+
+    Built once per Struct (the walk is cached); the constraints are applied to a fresh copy."""
+    schema = copy.deepcopy(_base_schema(struct_type))
     for path, extra in (constraints or {}).items():
         for target in _targets(schema, path):
             target.update(copy.deepcopy(dict(extra)))
     return schema
+
+
+@functools.lru_cache(maxsize=256)
+def _base_schema(struct_type: Any) -> dict[str, Any]:
+    raw = msgspec.json.schema(struct_type)
+    defs = raw.pop("$defs", {})
+    return _node(raw, defs, seen=())
 
 
 def _node(node: Any, defs: Mapping[str, Any], seen: tuple[str, ...]) -> Any:

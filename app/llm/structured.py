@@ -9,7 +9,9 @@ warmer temperature), so it cannot get the identical answer back. After the budge
 ``InvalidModelOutput`` carries every problem so the caller can fall back and record why.
 
 Any object with a ``complete(request)`` coroutine gets ``complete_struct`` from ``Structured``
-(mixin) or ``structured(model)`` (wrapper); that is how the libraries' ports reach this loop.
+(mixin) or ``structured(model)`` (wrapper); that is how the libraries' ports reach this loop. Both
+also give it ``stream(request, on_delta)`` (the wrapped model's own, else the completed text in a
+few deltas); structured calls themselves are never streamed.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from app.errors import InvalidModelOutput
-from app.llm.port import ChatMessage, ModelRequest, ResponseSchema, Usage
+from app.llm.port import ChatMessage, ModelRequest, ModelResult, OnDelta, ResponseSchema, Usage
 from app.llm.schema import TOKENS_PER_CHAR, TOKENS_PER_CJK_CHAR, Constraints, token_budget, wire_schema
-from app.llm.usage import add_usage, is_cjk
+from app.llm.streaming import stream_by_complete
+from app.llm.usage import add_usage, cjk_count
+from app.metrics import record_repair, record_struct_failure
 
 T = TypeVar("T")
 SCHEMA_PROMPT_MARKER = "Reply with one JSON value that matches this JSON Schema"
@@ -84,11 +88,14 @@ def build_request(
     )
 
 
+_NOT_LETTER = re.compile(r"[\W\d_]+")
+
+
 def _mostly_cjk(messages: Any) -> bool:
     """The answer is written in the prompt's language: a CJK prompt gets the CJK token budget."""
     text = "".join(m.content for m in messages if m.role != "system")[-2000:] or "".join(m.content for m in messages)
-    letters = [c for c in text if c.isalpha()]
-    return bool(letters) and sum(map(is_cjk, letters)) / len(letters) > 0.2
+    letters = _NOT_LETTER.sub("", text)  # CJK characters are letters (isalpha) too
+    return bool(letters) and cjk_count(letters) / len(letters) > 0.2
 
 
 def _schema_name(struct_type: Any) -> str:
@@ -157,6 +164,8 @@ async def complete_struct(
     problems: list[str] = []
     for number in range(1, repairs + 2):
         started = time.perf_counter()
+        if number > 1:
+            record_repair(str(getattr(request, "purpose", "")))
         result = await model.complete(current)
         usage = add_usage(usage, getattr(result, "usage", None) or Usage(estimated=True))
         finish = getattr(result, "finish_reason", None)
@@ -176,14 +185,20 @@ async def complete_struct(
     error.usage = usage  # spent tokens still count towards budgets and analytics
     error.diagnostics = attempts
     error.model = getattr(result, "model", None)
+    record_struct_failure(str(getattr(request, "purpose", "")))
     raise error
 
 
 class Structured:
-    """Mixin: ``complete_struct`` for any class with ``complete`` (gateway, fakes)."""
+    """Mixin: ``complete_struct`` for any class with ``complete`` (gateway, fakes), and a ``stream``
+    that hands the completed text out in a few deltas (the gateway overrides it with real streaming).
+    Structured calls are never streamed: a partial JSON value is of no use to anyone."""
 
     async def complete_struct(self, request: Any, output_type: type[T], **options: Any) -> StructOutcome[T]:
         return await complete_struct(self, request, output_type, **options)
+
+    async def stream(self, request: Any, on_delta: OnDelta) -> ModelResult:
+        return await stream_by_complete(self.complete, request, on_delta)  # type: ignore[attr-defined]
 
 
 class _StructuredModel(Structured):
@@ -195,6 +210,12 @@ class _StructuredModel(Structured):
 
     async def complete(self, request: Any) -> Any:
         return await self.model.complete(request)
+
+    async def stream(self, request: Any, on_delta: OnDelta) -> ModelResult:
+        inner = getattr(self.model, "stream", None)
+        if callable(inner):
+            return await inner(request, on_delta)
+        return await stream_by_complete(self.model.complete, request, on_delta)
 
 
 def structured(model: Any) -> Any:

@@ -8,6 +8,7 @@ character is about one token; other text is about four characters per token.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 
 from app.llm.port import Usage
@@ -25,16 +26,23 @@ _CJK_RANGES = (
 )
 
 
+_CJK = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES) + "]")
+
+
 def is_cjk(ch: str) -> bool:
-    code = ord(ch)
-    return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
+    return _CJK.match(ch) is not None
+
+
+def cjk_count(text: str) -> int:
+    """CJK characters in ``text`` (counted by the regex engine: prompts are long)."""
+    return len(_CJK.findall(text))
 
 
 def estimate_tokens(text: str) -> int:
     """CJK characters count one token each; the rest count one token per four characters."""
     if not text:
         return 0
-    cjk = sum(1 for ch in text if is_cjk(ch))
+    cjk = cjk_count(text)
     return cjk + math.ceil((len(text) - cjk) / 4)
 
 

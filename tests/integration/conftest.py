@@ -86,7 +86,7 @@ def simulator(request: pytest.FixtureRequest):
 def sim(simulator):
     from app.llm.simulator import FAULT_KINDS
 
-    simulator.configure(latency_ms=0, jitter_ms=0, fault_rate=0.0, faults=FAULT_KINDS)
+    simulator.configure(latency_ms=0, jitter_ms=0, fault_rate=0.0, faults=FAULT_KINDS, ttft_ms=None, tokens_per_s=0.0)
     return simulator
 
 

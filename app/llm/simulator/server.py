@@ -3,8 +3,15 @@
 Benchmarks, reliability tests and key-less demos need an endpoint that speaks the real wire
 protocol (so the real ``openai`` client and our adapter are exercised) but answers instantly,
 deterministically and for free, and that can misbehave on request: HTTP 500/429, hangs past the
-client timeout, invalid JSON, empty content, schema-violating JSON. Each fault is counted in
-``GET /stats``. A request header ``X-Simulator-Fault: <kind>`` forces one fault, for tests.
+client timeout, invalid JSON, empty content, schema-violating JSON, and for streamed requests a
+stream cut off half way (no finish reason, no ``[DONE]``). Each fault is counted in ``GET /stats``.
+A request header ``X-Simulator-Fault: <kind>`` forces one fault, for tests.
+
+Timing: a plain call answers after ``latency_ms`` (± ``jitter_ms``). A streamed call (``stream:
+true``) sends its first token after ``ttft_ms`` (± jitter; ``None`` = ``latency_ms``) and the
+rest at ``tokens_per_s`` (0 = all at once), one token per SSE chunk (a CJK character, or up to four
+other characters). A status fault (500, 429) arrives when the first token would have; a
+structured answer is the same schema-valid JSON either way, only cut into chunks.
 """
 
 from __future__ import annotations
@@ -23,10 +30,11 @@ from litestar.response import Response, Stream
 from app.llm.simulator.instances import generate_instance, violate
 from app.llm.simulator.language import PLACEHOLDER, detect_language, simulated_string
 from app.llm.structured import SCHEMA_PROMPT_MARKER
-from app.llm.usage import estimate_tokens
+from app.llm.usage import estimate_tokens, is_cjk
 
-FAULT_KINDS = ("500", "429", "timeout", "invalid_json", "empty", "schema_violation")
+FAULT_KINDS = ("500", "429", "timeout", "invalid_json", "empty", "schema_violation", "cut")
 _JSON_ONLY_FAULTS = ("invalid_json", "schema_violation")
+_STREAM_ONLY_FAULTS = ("cut",)
 SIMULATOR_MODEL = "companion-simulator"
 
 
@@ -37,8 +45,14 @@ class SimulatorOptions(msgspec.Struct, frozen=True, kw_only=True):
     faults: tuple[str, ...] = FAULT_KINDS
     seed: int = 1
     hang_s: float = 30.0  # how long a "timeout" fault stalls (ends early when the client leaves)
+    ttft_ms: float | None = None  # streamed calls: time to first token; None = latency_ms
+    tokens_per_s: float = 0.0  # streamed calls: pace of the chunks after the first; 0 = no pacing
 
     def __post_init__(self) -> None:
+        if self.ttft_ms is not None and self.ttft_ms < 0:
+            raise ValueError("ttft_ms must not be negative")
+        if self.tokens_per_s < 0:
+            raise ValueError("tokens_per_s must not be negative")
         unknown = [f for f in self.faults if f not in FAULT_KINDS]
         if unknown:
             raise ValueError(f"unknown fault kind(s) {unknown}; expected {', '.join(FAULT_KINDS)}")
@@ -65,21 +79,28 @@ class SimulatorState:
         with self.lock:
             return {**self.counts, "faults": dict(self.counts["faults"]), "simulator": True}
 
-    def next_request(self, forced: str | None, wants_json: bool) -> tuple[int, str | None, float, random.Random]:
-        """Pick (request number, fault kind or None, latency seconds, per-request RNG)."""
+    def next_request(
+        self, forced: str | None, wants_json: bool, streamed: bool = False
+    ) -> tuple[int, str | None, float, random.Random]:
+        """Pick (request number, fault kind or None, seconds until the answer (the first token when
+        ``streamed``), per-request RNG)."""
         with self.lock:
             opts = self.options
             self.counts["requests"] += 1
             number = self.counts["requests"]
             fault = forced
             if fault is None and opts.fault_rate > 0 and self.rng.random() < opts.fault_rate:
-                kinds = [k for k in opts.faults if wants_json or k not in _JSON_ONLY_FAULTS]
+                kinds = [k for k in opts.faults
+                         if (wants_json or k not in _JSON_ONLY_FAULTS) and (streamed or k not in _STREAM_ONLY_FAULTS)]
                 fault = self.rng.choice(kinds) if kinds else None
             if fault is not None:
                 self.counts["faults"][fault] += 1
             else:
                 self.counts["ok"] += 1
-            delay = max(0.0, opts.latency_ms + self.rng.uniform(-opts.jitter_ms, opts.jitter_ms)) / 1000
+            if streamed:
+                self.counts["streamed"] += 1
+            base = opts.ttft_ms if streamed and opts.ttft_ms is not None else opts.latency_ms
+            delay = max(0.0, base + self.rng.uniform(-opts.jitter_ms, opts.jitter_ms)) / 1000
             return number, fault, delay, random.Random(f"{opts.seed}:{number}")
 
 
@@ -150,19 +171,60 @@ async def _hang(request: Request[Any, Any, Any], seconds: float) -> None:
         pass
 
 
-def _sse(completion_id: str, model: str, content: str, usage: dict[str, int], include_usage: bool) -> Any:
-    def chunk(delta: dict[str, Any], finish: str | None, **extra: Any) -> bytes:
-        body = {"id": completion_id, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}] if delta is not None else [], **extra}
+def stream_tokens(text: str) -> list[str]:
+    """``text`` in token-sized pieces, as a server streams it: each CJK character alone, other text
+    in runs of up to four characters that start a new piece at each space. They join back into ``text``."""
+    pieces: list[str] = []
+    current = ""
+    for ch in text:
+        if is_cjk(ch):
+            if current:
+                pieces.append(current)
+            pieces.append(ch)
+            current = ""
+        elif current and (len(current) >= 4 or (ch == " " and not current.isspace())):
+            pieces.append(current)
+            current = ch
+        else:
+            current += ch
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _sse(
+    completion_id: str, model: str, content: str, usage: dict[str, int], include_usage: bool,
+    tokens_per_s: float, cut: bool = False,
+) -> Any:
+    """OpenAI chat-completion chunks: role, one chunk per token (paced), finish, usage, ``[DONE]``.
+    ``cut`` stops after half the tokens without a finish reason or ``[DONE]``, as a dropped stream."""
+    created = int(time.time())
+
+    def chunk(delta: dict[str, Any] | None, finish: str | None, **extra: Any) -> bytes:
+        body = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model,
+                "system_fingerprint": SIMULATOR_MODEL,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}] if delta is not None else [],
+                **extra}
+        if include_usage and "usage" not in extra:
+            body["usage"] = None  # as OpenAI: every chunk carries the field, only the last one a value
         return b"data: " + msgspec.json.encode(body) + b"\n\n"
 
+    tokens = stream_tokens(content)
+    if cut:
+        tokens = tokens[: len(tokens) // 2]
+    gap = 1.0 / tokens_per_s if tokens_per_s > 0 else 0.0
+
     async def gen() -> Any:
-        yield chunk({"role": "assistant", "content": ""}, None)
-        for i in range(0, len(content), 8):
-            yield chunk({"content": content[i : i + 8]}, None)
+        yield chunk({"role": "assistant", "content": "", "refusal": None}, None)
+        for i, token in enumerate(tokens):
+            if i and gap:
+                await asyncio.sleep(gap)
+            yield chunk({"content": token}, None)
+        if cut:
+            return
         yield chunk({}, "stop")
         if include_usage:
-            yield chunk(None, None, usage=usage)  # type: ignore[arg-type]
+            yield chunk(None, None, usage=usage)
         yield b"data: [DONE]\n\n"
 
     return gen()
@@ -178,8 +240,11 @@ def create_simulator_app(options: SimulatorOptions | None = None, state: Simulat
         forced = request.headers.get("x-simulator-fault")
         if forced is not None and forced not in FAULT_KINDS:
             return _error(400, f"unknown X-Simulator-Fault {forced!r}", "invalid_request_error")
+        streamed = bool(data.get("stream"))
+        if forced in _STREAM_ONLY_FAULTS and not streamed:
+            return _error(400, f"X-Simulator-Fault {forced!r} applies to streamed requests only", "invalid_request_error")
         wants_json = _schema_of(data) is not None
-        number, fault, delay, rng = state.next_request(forced, wants_json)
+        number, fault, delay, rng = state.next_request(forced, wants_json, streamed)
         if delay:
             await asyncio.sleep(delay)
         if fault == "500":
@@ -194,11 +259,10 @@ def create_simulator_app(options: SimulatorOptions | None = None, state: Simulat
         model = data.get("model") or SIMULATOR_MODEL
         completion_id = f"chatcmpl-sim-{number}"
         headers = {"x-companion-simulator": "1"}
-        if data.get("stream"):
-            with state.lock:
-                state.counts["streamed"] += 1
+        if streamed:
             include_usage = bool((data.get("stream_options") or {}).get("include_usage"))
-            return Stream(_sse(completion_id, model, content, usage, include_usage), media_type="text/event-stream", headers=headers)
+            events = _sse(completion_id, model, content, usage, include_usage, state.options.tokens_per_s, cut=fault == "cut")
+            return Stream(events, media_type="text/event-stream", headers={**headers, "cache-control": "no-cache"})
         body = {
             "id": completion_id,
             "object": "chat.completion",

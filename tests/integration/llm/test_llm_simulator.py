@@ -140,16 +140,18 @@ async def test_stats_count_requests_and_every_fault_kind(sim):
     before = sim.stats()
     raw = client(sim, timeout=0.3)
     schema_format = {"type": "json_schema", "json_schema": {"name": "S", "schema": strict_schema(Selection), "strict": True}}
-    for kind in ("500", "429", "timeout", "invalid_json", "empty", "schema_violation"):
+    for kind in ("500", "429", "timeout", "invalid_json", "empty", "schema_violation", "cut"):
         try:
-            await raw.chat.completions.create(
+            answer = await raw.chat.completions.create(
                 model="sim", messages=[{"role": "user", "content": "hi"}], response_format=schema_format,
-                extra_headers={"X-Simulator-Fault": kind},
+                extra_headers={"X-Simulator-Fault": kind}, stream=kind == "cut",
             )
+            if kind == "cut":
+                [c async for c in answer]
         except openai.APIError:
             pass
     after = sim.stats()
-    assert after["requests"] == before["requests"] + 6
+    assert after["requests"] == before["requests"] + 7
     assert all(after["faults"][k] == before["faults"][k] + 1 for k in after["faults"])
     over_http = httpx2.get(sim.base_url.removesuffix("/v1") + "/stats").json()
     assert over_http["simulator"] is True and over_http["faults"] == after["faults"]

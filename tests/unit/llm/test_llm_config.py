@@ -77,3 +77,20 @@ def test_invalid_settings_name_the_setting(env, toml, setting):
         load_llm_settings(env, toml)
     assert info.value.setting == setting
     assert setting in str(info.value)
+
+
+def test_models_stream_unless_their_config_says_stream_false():
+    toml = {"llm": {"models": {"a": {"model": "x"}, "b": {"model": "y", "stream": False}}}}
+    models = load_llm_settings({}, toml).models
+    assert models["a"].stream is True and models["b"].stream is False
+
+
+def test_the_shortcut_env_can_turn_streaming_off_for_the_default_config():
+    assert load_llm_settings({**SHORTCUT, "COMPANION_LLM_STREAM": "false"}, {}).models["default"].stream is False
+    assert load_llm_settings(SHORTCUT, {}).models["default"].stream is True
+
+
+def test_a_stream_value_that_is_not_a_boolean_names_the_setting():
+    with pytest.raises(SettingsError) as info:
+        load_llm_settings({}, {"llm": {"models": {"fast": {"model": "x", "stream": "maybe"}}}})
+    assert info.value.setting == "llm.models.fast.stream"
