@@ -1,0 +1,140 @@
+"""``TurnEventSink``: the one place a turn's events go (the SSE response of the POST, the log and
+live followers).
+
+Durable events are written at once and get their id. ``message.delta`` events are not written one
+by one: consecutive deltas of a draft are joined in memory and written as one ``message.delta``
+row (joined text, offset of the first piece) at most every ``flush_every_s``, and always before the
+next durable event of the turn, so the log keeps the emit order. Followers in this process see
+every delta at once (without an id); other processes see the coalesced rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.events.hub import EventHub
+
+logger = logging.getLogger("app.events")
+
+DELTA = "message.delta"
+TERMINAL = ("turn.completed", "turn.failed")
+FLUSH_EVERY_S = 0.25
+
+
+class _Draft:
+    __slots__ = ("data", "end", "pieces", "start")
+
+    def __init__(self, data: dict[str, Any], start: int) -> None:
+        self.data = data
+        self.start = start
+        self.end = start
+        self.pieces: list[str] = []
+
+    def add(self, text: str) -> None:
+        self.pieces.append(text)
+        self.end += len(text)
+
+    def row(self) -> tuple[str, dict[str, Any]]:
+        return DELTA, {**self.data, "delta": "".join(self.pieces), "offset": self.start}
+
+
+class TurnEventSink:
+    """One per turn. ``emit`` is the pipeline's ``Emit``; ``close()`` flushes (call it in ``finally``)."""
+
+    def __init__(self, hub: EventHub, conversation_id: str, turn_id: str | None, *,
+                 flush_every_s: float = FLUSH_EVERY_S) -> None:  # fmt: skip
+        self.hub = hub
+        self.conversation_id = conversation_id
+        self.turn_id = turn_id
+        self.flush_every_s = flush_every_s
+        self._pending: list[_Draft] = []
+        self._open: dict[str, _Draft] = {}  # draft id → its pending (not yet written) run
+        self._ends: dict[str, int] = {}  # draft id → chars seen so far (when a delta has no offset)
+        self._timer: asyncio.TimerHandle | None = None
+        self._tail: asyncio.Future[list[int]] | None = None
+        self._closed = False
+
+    async def emit(self, event: str, data: dict[str, Any]) -> int | None:
+        if event == DELTA:
+            self._add_delta(data)
+            return None
+        task = self._write(self._take_pending() + [(event, data)])
+        ids = await asyncio.shield(task)  # a cancelled turn still logs what it announced
+        return ids[-1] if ids else None
+
+    async def close(self) -> None:
+        """Write what is pending and wait for every write; then prune this conversation's log."""
+        if self._closed:
+            return
+        self._closed = True
+        batch = self._take_pending()
+        if batch:
+            self._write(batch)
+        if self._tail is not None:
+            await asyncio.shield(self._tail)
+        from app.events import log as event_log
+
+        if self.hub.prune_due(self.conversation_id):
+            self.hub.in_background(event_log.prune_conversation(self.hub.sessions, self.conversation_id))
+
+    async def flush(self) -> None:
+        batch = self._take_pending()
+        if batch:
+            await asyncio.shield(self._write(batch))
+
+    # -- deltas ---------------------------------------------------------------------------------
+
+    def _add_delta(self, data: dict[str, Any]) -> None:
+        draft_id = str(data.get("draftId", ""))
+        text = str(data.get("delta", ""))
+        offset = data.get("offset")
+        if not isinstance(offset, int):
+            offset = self._ends.get(draft_id, 0)
+            data = {**data, "offset": offset}
+        self._ends[draft_id] = offset + len(text)
+        self.hub.publish_live(self.conversation_id, DELTA, data)
+        run = self._open.get(draft_id)
+        if run is None or run.end != offset:  # a new run when the draft restarts or skips
+            run = _Draft({k: v for k, v in data.items() if k not in ("delta", "offset")}, offset)
+            self._open[draft_id] = run
+            self._pending.append(run)
+        run.add(text)
+        if self._timer is None and not self._closed:
+            self._timer = asyncio.get_running_loop().call_later(self.flush_every_s, self._on_timer)
+        elif self._closed:
+            self._write(self._take_pending())
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        batch = self._take_pending()
+        if batch:
+            self._write(batch)
+
+    def _take_pending(self) -> list[tuple[str, dict[str, Any]]]:
+        """Synchronously, so a batch's place in the write chain is its place in the emit order."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        batch = [run.row() for run in self._pending if run.pieces]
+        self._pending.clear()
+        self._open.clear()
+        return batch
+
+    # -- writes, chained in order -----------------------------------------------------------------
+
+    def _write(self, batch: list[tuple[str, dict[str, Any]]]) -> asyncio.Future[list[int]]:
+        task = asyncio.ensure_future(self._write_after(self._tail, batch))
+        self._tail = task
+        return task
+
+    async def _write_after(self, previous: asyncio.Future[list[int]] | None, batch: list[tuple[str, dict[str, Any]]]) -> list[int]:
+        if previous is not None:
+            await asyncio.wait([previous])
+        try:
+            return await self.hub.append(self.conversation_id, self.turn_id, batch)
+        except Exception:  # noqa: BLE001 - the turn and its saved messages matter more than the log
+            logger.warning("could not log %d conversation event(s) of turn %s", len(batch), self.turn_id, exc_info=True)
+            return []

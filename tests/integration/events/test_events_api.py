@@ -1,0 +1,100 @@
+"""GET /v1/conversations/{id}/events over HTTP, and the ids on the POST …/turns stream."""
+
+from __future__ import annotations
+
+from tests.integration.conftest import ALICE, BOB, Api
+from tests.integration.events.sse import parse
+from tests.integration.turns.conftest import make_group, post_turn
+from tests.integration.turns.fakes import World
+from tests.integration.turns.test_turn_pipeline import select
+
+SSE = {"accept": "text/event-stream"}
+
+
+async def _sse_turn(api: Api, conv_id: str) -> list[dict]:
+    resp = await api.client.post(f"/v1/conversations/{conv_id}/turns", json={"content": "我今天好难过"},
+                                 headers={**ALICE, **SSE})  # fmt: skip
+    assert resp.status_code == 201, resp.text
+    return parse(resp.text)
+
+
+async def test_every_logged_event_of_the_turn_stream_carries_an_increasing_id(turn_api: Api, world: World) -> None:
+    conv, (gentle, _, _) = await make_group(turn_api)
+    world.handlers["select"] = select(gentle["id"])
+    events = await _sse_turn(turn_api, conv["id"])
+    names = [e["event"] for e in events]
+    assert names[0] == "turn.started" and "turn.completed" in names and "message.created" in names
+    ids = [e["id"] for e in events if e["event"] != "message.delta"]  # live deltas have none: they are coalesced
+    assert len(ids) == len([n for n in names if n != "message.delta"]) and ids == sorted(set(ids))
+
+
+async def test_a_client_that_missed_events_gets_them_replayed_after_its_id(turn_api: Api, world: World) -> None:
+    conv, (gentle, _, _) = await make_group(turn_api)
+    world.handlers["select"] = select(gentle["id"])
+    events = await _sse_turn(turn_api, conv["id"])
+    turn_id = events[0]["data"]["turnId"]
+    resp = await turn_api.client.get(f"/v1/conversations/{conv['id']}/events",
+                                     params={"after": events[1]["id"], "turnId": turn_id}, headers={**ALICE, **SSE})  # fmt: skip
+    assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/event-stream")
+    replayed = parse(resp.text)
+    assert _durable(replayed) == [e for e in _durable(events[2:]) if _before_end(e, events)]  # same ids, names, data
+    assert replayed[-1]["event"] == "turn.completed"  # a turnId stream ends with its turn
+    assert _text(replayed) == _text(events[2:])  # deltas may come coalesced, the text is the same
+
+
+def _durable(events: list[dict]) -> list[dict]:
+    return [e for e in events if e["event"] != "message.delta"]
+
+
+def _before_end(event: dict, events: list[dict]) -> bool:
+    end = next(e["id"] for e in events if e["event"] in ("turn.completed", "turn.failed"))
+    return event["id"] <= end
+
+
+def _text(events: list[dict]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for e in events:
+        if e["event"] == "message.delta":
+            out[e["data"]["draftId"]] = out.get(e["data"]["draftId"], "") + e["data"]["delta"]
+    return out
+
+
+async def test_last_event_id_wins_over_after(turn_api: Api, world: World) -> None:
+    conv, (gentle, _, _) = await make_group(turn_api)
+    world.handlers["select"] = select(gentle["id"])
+    events = await _sse_turn(turn_api, conv["id"])
+    durable = [e for e in _durable(events) if _before_end(e, events)]
+    resp = await turn_api.client.get(
+        f"/v1/conversations/{conv['id']}/events", params={"after": 0, "turnId": events[0]["data"]["turnId"]},
+        headers={**ALICE, **SSE, "Last-Event-ID": str(durable[-2]["id"])},
+    )
+    assert parse(resp.text) == durable[-1:]
+
+
+async def test_a_json_turn_is_logged_too(turn_api: Api, world: World) -> None:
+    conv, (gentle, _, _) = await make_group(turn_api)
+    world.handlers["select"] = select(gentle["id"])
+    body = (await post_turn(turn_api, conv["id"], "我今天好难过")).json()
+    resp = await turn_api.client.get(f"/v1/conversations/{conv['id']}/events",
+                                     params={"after": 0, "turnId": body["turnId"]}, headers=ALICE)  # fmt: skip
+    events = parse(resp.text)
+    names = [e["event"] for e in _durable(events)]
+    assert names[:3] == ["turn.started", "turn.emotion", "turn.selection"] and names[-1] == "turn.completed"
+    created = [e["data"]["message"]["id"] for e in events if e["event"] == "message.created"]
+    assert created == [m["id"] for m in body["agentMessages"]]
+
+
+async def test_only_the_owner_can_follow_a_conversation(turn_api: Api) -> None:
+    conv, _ = await make_group(turn_api)
+    url = f"/v1/conversations/{conv['id']}/events"
+    other = await turn_api.client.get(url, params={"after": 0}, headers=BOB)
+    missing = await turn_api.client.get("/v1/conversations/nope/events", params={"after": 0}, headers=ALICE)
+    assert other.status_code == missing.status_code == 404
+    assert other.json()["code"] == missing.json()["code"] == "conversation_not_found"
+    assert (await turn_api.client.get(url)).status_code == 401
+
+
+async def test_a_malformed_last_event_id_is_rejected(turn_api: Api) -> None:
+    conv, _ = await make_group(turn_api)
+    resp = await turn_api.client.get(f"/v1/conversations/{conv['id']}/events", headers={**ALICE, "Last-Event-ID": "abc"})
+    assert resp.status_code == 422 and resp.json()["code"] == "invalid_last_event_id"
