@@ -25,7 +25,7 @@ from scheduling.relationship import (
 from scheduling.selection import (
     DEFAULT_WEIGHTS, FEATURE_NAMES, SELECTION_PURPOSE, CandidateScore, Chattiness, ScoringWeights, SelectedBy,
     SelectionDecision, SelectionRejected, SpeakerSelection, WeightsFileError, build_selection_request,
-    decide_speakers, decode_selection, llm_selection_needed, load_weights, plan_reply_count, score_candidates,
+    certain_speakers, decide_direct, decide_speakers, decode_selection, llm_selection_needed, load_weights, plan_reply_count, score_candidates,
     selection_constraints, selection_model_request, validate_selection,
 )
 from scheduling.transcript import format_transcript
@@ -42,5 +42,5 @@ __all__ = [
     "fallback_emotion", "fallback_intent", "find_mentions", "format_transcript", "freshness_score",
     "intent_model_request", "llm_selection_needed", "load_weights", "plan_reply_count", "relationship_from_direct_chat",
     "relationship_score", "score_candidates", "selection_constraints", "selection_model_request", "stage_for_message_count",
-    "EMOTION_CONSTRAINTS", "intent_constraints", "validate_emotion", "validate_intent", "validate_selection",
+    "EMOTION_CONSTRAINTS", "certain_speakers", "decide_direct", "intent_constraints", "validate_emotion", "validate_intent", "validate_selection",
 ]

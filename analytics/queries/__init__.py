@@ -20,6 +20,7 @@ from analytics.queries.speaking import (
     DominanceRow, SelectedByRow, SpeakingShareRow, selected_by, speaking_dominance, speaking_share,
 )
 from analytics.queries.sql import Row
+from analytics.queries.speculation import SpeculationRow, speculation
 from analytics.queries.stages import LatencyRow, UsageRow, latency, usage
 from analytics.queries.suggestions import SuggestionRow, suggestions
 
@@ -45,6 +46,7 @@ QUERIES: dict[str, Query] = {
         Query("latency", latency, LatencyRow, "p50/p95 milliseconds per pipeline stage"),
         Query("usage", usage, UsageRow, "tokens per turn by stage"),
         Query("suggestions", suggestions, SuggestionRow, "suggestion outcomes: first-try, repaired, failed, ..."),
+        Query("speculation", speculation, SpeculationRow, "replies started on the scorer's pick: hits, misses"),
     )
 }
 

@@ -12,8 +12,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.auth.tokens import Principal
 from app.errors import ValidationFailed
 from app.messages import service
-from app.turns.hooks import hooks_with
 from app.messages.schemas import MessageCreate, MessageEdit, MessageOut, MessagePage
+
+MAX_SEQ = 2**53  # message seqs are BIGINT; a cursor past this cannot exist (and stays exact in JSON)
+MAX_LIMIT = 10_000  # the documented ceiling; COMPANION_MAX_PAGE_SIZE (default 200) is the effective one
 
 
 class MessageController(Controller):
@@ -27,9 +29,13 @@ class MessageController(Controller):
         session: AsyncSession,
         principal: Principal,
         state: State,
-        before: Annotated[int | None, Parameter(description="desc order: only messages with seq < before")] = None,
-        after: Annotated[int | None, Parameter(description="asc order: only messages with seq > after")] = None,
-        limit: Annotated[int, Parameter(ge=1)] = 50,
+        before: Annotated[
+            int | None, Parameter(ge=0, le=MAX_SEQ, description="desc order: only messages with seq < before")
+        ] = None,
+        after: Annotated[
+            int | None, Parameter(ge=0, le=MAX_SEQ, description="asc order: only messages with seq > after")
+        ] = None,
+        limit: Annotated[int, Parameter(ge=1, le=MAX_LIMIT, description="page size (at most the configured limit)")] = 50,
         order: Literal["desc", "asc"] = "desc",
     ) -> MessagePage:
         if limit > state.settings.limits.max_page_size:
@@ -48,8 +54,7 @@ class MessageController(Controller):
         message = await service.post_user_message(
             session, principal.user_id, conversation_id, data.content, state.settings.limits
         )
-        for hook in hooks_with(state.turn_pipeline.hooks, "turn_starting"):  # a new user message: stale suggestions
-            await hook.turn_starting(conversation_id)
+        await state.turn_pipeline.message_added(conversation_id)  # e.g. stale suggestions go
         return message
 
     @patch("/{message_id:str}")

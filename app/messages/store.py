@@ -40,6 +40,7 @@ async def insert_message(
     respond_to_agent_id: str | None = None,
     metadata: dict[str, Any] | None = None,
     at_ms: int | None = None,
+    message_id: str | None = None,
 ) -> Message:
     """Insert one message; the caller commits. Must be the first write of the transaction."""
     at_ms = at_ms if at_ms is not None else now_ms()
@@ -59,7 +60,7 @@ async def insert_message(
     if seq is None:
         raise NotFound(f"conversation {conversation_id} not found", code="conversation_not_found")
     message = Message(
-        conversation_id=conversation_id, turn_id=turn_id, seq=seq, role=role, agent_id=agent_id,
+        **({"id": message_id} if message_id else {}), conversation_id=conversation_id, turn_id=turn_id, seq=seq, role=role, agent_id=agent_id,
         content=content, content_hash=content_hash(content), reply_kind=reply_kind,
         respond_to_agent_id=respond_to_agent_id, metadata_json=metadata or {},
     )  # fmt: skip

@@ -1,4 +1,4 @@
-"""How the story feature joins the app: its turn hooks and its HTTP handlers (see app/main.py)."""
+"""How the story feature joins the app: its turn plugin and its HTTP handlers (see app/main.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from app.story.hooks import StoryHooks
 route_handlers: list[Any] = [StoryController]
 
 
-def hooks(settings: Any, sessions: Any, model: Any) -> Any | None:
-    """The hook object for the turn pipeline (see app/turns/hooks.py); it is a no-op for
+def plugin(settings: Any, sessions: Any, model: Any) -> Any | None:
+    """The turn plugin (see app/turns/plugins.py); it is a no-op for
     conversations whose ``settings.story.enabled`` is false."""
     return StoryHooks(sessions, model)
 

@@ -1,9 +1,10 @@
-"""The Story coordinator in each selected agent's turn (the pipeline's ``before_actor``/``after_reply``).
+"""The Story coordinator in each selected agent's turn (a ``TurnPlugin``).
 
 Before the actor runs: read the agent's state row, build the history from the database, and let
 the pure coordinator adopt the previous saved reply and prepare this turn; no session is held
 during model calls. After the reply is saved: one compare-and-swap write of the adopted +
-prepared state. A Story failure never fails the turn: the agent replies without guidance and
+prepared state, announced in the message's metadata and written right after the message.
+A Story failure never fails the turn: the agent replies without guidance and
 the message's metadata says why (the seed's ``story_turn_completed``).
 """
 
@@ -21,9 +22,10 @@ from app.conversations.settings import StorySettings
 from app.db.models import Message, utcnow
 from app.errors import StaleStateWrite
 from app.story import repository
+from app.story.adoption import Adopted, BackgroundAdoption, reusable, story_context
 from app.story.messages import DbMessageReader, load_history
 from app.story.repository import StoredState, StoryScope
-from app.turns.hooks import ActorPrep, TurnInfo
+from app.turns.plugins import ActorPrep, ReplyExtras, StageMetric, TurnInfo, TurnPlugin
 from story.coordinator.envelope import deserialize_state
 from story.coordinator.initializer import PersonaSource
 from story.coordinator.turn import BeforeActorInput, BeforeActorResult, StoryCoordinator, finalize_turn
@@ -34,19 +36,20 @@ log = logging.getLogger("app.story")
 
 
 class StoryToken(msgspec.Struct):
-    """What ``before_actor`` hands to ``after_reply`` through the pipeline."""
+    """What ``before_actor`` hands to ``reply_ready``/``reply_saved`` through the pipeline."""
 
     config: StorySettings
     stored: StoredState | None
     result: BeforeActorResult
     prepare_ms: float
+    adopted_in_background: bool = False
+    final: Any = None  # FinalizeResult, once the reply's message id is known
+    diagnostics: list[Diagnostic] = []
+    announced: str | None = None
 
 
-def story_config(settings: dict[str, Any]) -> StorySettings | None:
-    raw = settings.get("story") or {}
-    if not raw.get("enabled"):
-        return None
-    return msgspec.convert(raw, StorySettings)
+def story_config(info: TurnInfo) -> StorySettings | None:
+    return info.config.story if info.config.story.enabled else None
 
 
 def persona_of(agent: Any) -> PersonaSource:
@@ -71,9 +74,33 @@ def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 3)
 
 
-class StoryHooks:
+class StoryHooks(TurnPlugin):
     def __init__(self, sessions: async_sessionmaker[AsyncSession], model: Any) -> None:
         self.sessions, self.model = sessions, model
+        self.adoption = BackgroundAdoption(sessions)
+
+    async def turn_finished(self, info: TurnInfo, messages: list[Any], emit: Any) -> None:
+        """Each reply this turn left waiting for acceptance is adopted now, in the background."""
+        cfg = story_config(info)
+        if cfg is None or not messages:
+            return None
+        last_seq = max(m.seq for m in messages)
+        names = {a: row.name for a, row in info.agent_rows.items()}
+        for message in messages:
+            story = (message.metadata_json or {}).get("story") or {}
+            agent = info.agent_rows.get(message.agent_id or "")
+            if message.reply_kind != "primary" or story.get("outcome") != "waiting_for_acceptance" or agent is None:
+                continue
+
+            def build(envelope: bytes, history: list[Any], agent: Any = agent) -> BeforeActorInput:
+                ctx = story_context(info.turn_id, info.user_message_id, agent.id, info.language)
+                return BeforeActorInput(ctx, agent.id, persona_of(agent), envelope, info.user_message_id,
+                                        info.user_text, info.user_message_seq, history, seed=cfg.seed)  # fmt: skip
+
+            self.adoption.schedule(StoryScope(info.owner_id, info.conversation_id, agent.id),
+                                   self.coordinator(cfg, info.conversation_id), build, pending_id=message.id,
+                                   last_seq=last_seq, names=names, max_state_bytes=cfg.max_state_bytes)  # fmt: skip
+        return None
 
     def coordinator(self, cfg: StorySettings, conversation_id: str) -> StoryCoordinator:
         timeout = cfg.model_call_timeout_ms / 1000
@@ -82,62 +109,93 @@ class StoryHooks:
         return StoryCoordinator(model=main, reader=DbMessageReader(self.sessions, conversation_id), init_model=init)
 
     async def before_actor(self, info: TurnInfo, agent_id: str) -> ActorPrep:
-        cfg = story_config(info.settings)
+        cfg = story_config(info)
         agent = info.agent_rows.get(agent_id)
         if cfg is None or agent is None:
             return ActorPrep()
         t0 = time.perf_counter()
         stored: StoredState | None = None
+        adopted: Adopted | None = None
         try:
             scope = StoryScope(info.owner_id, info.conversation_id, agent_id)
             names = {a: row.name for a, row in info.agent_rows.items()}
+            await self.adoption.wait(scope, cfg.model_call_timeout_ms / 1000)  # the last turn's, if still running
             async with self.sessions() as session:
                 stored = await repository.ensure(session, scope)
-                history = await load_history(session, info.conversation_id, info.user_message_seq, names,
-                                             _pending_id(stored, agent_id))  # fmt: skip
-            ctx = StoryContext(request_id=info.turn_id, turn_id=f"{info.user_message_id}:{agent_id}",
-                               language=info.language)  # fmt: skip
+                pending = _pending_id(stored, agent_id)
+                history = await load_history(session, info.conversation_id, info.user_message_seq, names, pending)
+                adopted = await reusable(session, stored, pending)
+            ctx = story_context(info.turn_id, info.user_message_id, agent_id, info.language)
             result = await self.coordinator(cfg, info.conversation_id).before_actor(BeforeActorInput(
-                ctx, agent_id, persona_of(agent), stored.envelope, info.user_message_id, info.user_text,
-                info.user_message_seq, history, seed=cfg.seed,
+                ctx, agent_id, persona_of(agent), adopted.envelope if adopted else stored.envelope,
+                info.user_message_id, "" if info.continuation else info.user_text, info.user_message_seq, history,
+                seed=cfg.seed, continuation=info.continuation, prior_failures=repository.prior_failures(stored),
             ))  # fmt: skip
+            if adopted is not None:  # the reply was adopted in the background, right after its turn
+                result.tool_calls = [*adopted.tool_calls, *result.tool_calls]
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - Story never fails the agent's reply
             log.exception("story prepare failed for agent %s", agent_id)
             result = BeforeActorResult("no_story", diagnostics=[Diagnostic("story_error", f"{type(exc).__name__}: {exc}"[:500])])
-        token = StoryToken(cfg, stored, result, _ms(t0))
+        token = StoryToken(cfg, stored, result, _ms(t0), adopted_in_background=adopted is not None)
         material = f"{WRITER_STAGE_INSTRUCTIONS}\n{result.guidance.content}" if result.guidance else None
         return ActorPrep(stage_material=material, token=token)
 
-    async def after_reply(self, info: TurnInfo, agent_id: str, prep: ActorPrep, message: Message | None) -> dict | None:
+    async def reply_ready(self, info: TurnInfo, agent_id: str, prep: ActorPrep, message_id: str, text: str) -> ReplyExtras:
+        """Finalize the state for the reply about to be saved and announce the expected outcome
+        (saved with the message in one write); ``reply_saved`` then does the compare-and-swap."""
         token = prep.token
         if not isinstance(token, StoryToken):
-            return None
+            return ReplyExtras()
         res, stored = token.result, token.stored
         if not res.write and stored is not None and res.outcome != "read_only":
             await self._record_failure(stored, res, token.config)
-        if message is None:  # actor failed or was dropped: nothing is saved
+        outcome, revision = res.outcome, stored.revision if stored else None
+        token.diagnostics = list(res.diagnostics)
+        if res.write and stored is not None:
+            token.final = finalize_turn(res, message_id, info.user_message_id, info.user_text,
+                                        token.config.max_state_bytes)  # fmt: skip
+            token.diagnostics += token.final.diagnostics
+            outcome = "failed" if token.final.payload is None else token.final.status
+            revision = stored.revision + 1
+        token.announced = outcome
+        usage = res.usage
+        metric = StageMetric(stage="story", agent_id=agent_id, ms=round(token.prepare_ms, 3),
+                             input_tokens=getattr(usage, "input_tokens", 0), output_tokens=getattr(usage, "output_tokens", 0),
+                             estimated=bool(getattr(usage, "estimated", False)),
+                             outcome="error" if outcome in ("failed", "stale_write_rejected") else "ok")  # fmt: skip
+        return ReplyExtras(metadata={"story": self._metadata(token, outcome, revision, 0.0)}, metrics=[metric])
+
+    async def reply_saved(self, info: TurnInfo, agent_id: str, prep: ActorPrep, message: Message) -> dict | None:
+        token = prep.token
+        if not isinstance(token, StoryToken) or token.final is None or token.stored is None:
             return None
         t0 = time.perf_counter()
-        outcome, revision = res.outcome, stored.revision if stored else None
-        diagnostics = list(res.diagnostics)
-        if res.write and stored is not None:
-            fin = finalize_turn(res, message.id, info.user_message_id, info.user_text, token.config.max_state_bytes)
-            diagnostics += fin.diagnostics
-            outcome, revision = await self._save(stored, fin, res, diagnostics, token.config)
-        usage = res.usage
-        metric = {"stage": "story", "agent_id": agent_id, "ms": round(token.prepare_ms + _ms(t0), 3),
-                  "input_tokens": getattr(usage, "input_tokens", 0), "output_tokens": getattr(usage, "output_tokens", 0),
-                  "estimated": bool(getattr(usage, "estimated", False)),
-                  "outcome": "error" if outcome in ("failed", "stale_write_rejected") else "ok"}  # fmt: skip
-        return {"_metrics": [metric], "story": {
+        outcome, revision = await self._save(token.stored, token.final, token.result, token.diagnostics, token.config)
+        if outcome == token.announced:
+            return None  # the saved metadata already says so
+        return {"story": self._metadata(token, outcome, revision, _ms(t0))}
+
+    async def reply_dropped(self, info: TurnInfo, agent_id: str, prep: ActorPrep) -> None:
+        token = prep.token
+        if not isinstance(token, StoryToken):
+            return
+        res, stored = token.result, token.stored
+        if not res.write and stored is not None and res.outcome != "read_only":
+            await self._record_failure(stored, res, token.config)
+
+    @staticmethod
+    def _metadata(token: StoryToken, outcome: str, revision: int | None, settle_ms: float) -> dict[str, Any]:
+        res = token.result
+        return {
             "outcome": outcome, "prepareOutcome": res.outcome, "revision": revision, "toolCalls": list(res.tool_calls),
-            "diagnostics": msgspec.to_builtins(diagnostics), "usage": msgspec.to_builtins(res.usage),
-            "prepareMs": token.prepare_ms, "settleMs": _ms(t0), "guided": res.guidance is not None,
+            "diagnostics": msgspec.to_builtins(token.diagnostics), "usage": msgspec.to_builtins(res.usage),
+            "prepareMs": token.prepare_ms, "settleMs": settle_ms, "guided": res.guidance is not None,
+            "adoptedInBackground": token.adopted_in_background,
             # The staged beat is only accepted once later saved text shows it: not yet happened.
             "pendingStage": res.guidance.content if res.guidance and outcome == "waiting_for_acceptance" else None,
-        }}  # fmt: skip
+        }  # fmt: skip
 
     async def _save(self, stored: StoredState, fin: Any, res: BeforeActorResult, diagnostics: list[Diagnostic],
                     cfg: StorySettings) -> tuple[str, int | None]:

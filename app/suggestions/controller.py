@@ -27,9 +27,9 @@ from story.auto_reply import format_numbered
 
 def service_of(state: State) -> SuggestionService:
     """The pipeline's own service, so a turn in this process can cancel a request's generation."""
-    for hook in getattr(state.turn_pipeline, "hooks", []):
-        if isinstance(hook, SuggestionHooks):
-            return hook.service
+    for plugin in getattr(state.turn_pipeline, "plugins", []):
+        if isinstance(plugin, SuggestionHooks):
+            return plugin.service
     return SuggestionService(state.sessions, state.model, state.templates.text("auto_reply"))
 
 

@@ -1,9 +1,10 @@
-"""The suggestions feature inside a turn (see app/turns/hooks.py).
+"""The suggestions feature inside a turn (a ``TurnPlugin``, see app/turns/plugins.py).
 
 ``turn_starting`` makes earlier suggestions non-current the moment a new user message is stored.
-``turn_finished`` generates suggestions for the turn's last agent message and waits a bounded
-time so a fast result rides along in the turn response and the SSE stream; a slow one finishes
-in the background and is fetched by its ``suggestionId``. A suggestion problem never fails a turn.
+``turn_finished`` runs after the turn completed and released its lock: it generates suggestions
+for the turn's last agent message and waits a bounded time so a fast result rides along in the
+JSON response and the SSE stream (after ``turn.completed``); a slow one finishes in the
+background and is fetched by its ``suggestionId``. A suggestion problem never fails a turn.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ from app.db.models import Conversation, Message
 from app.errors import AppError, ModelNotConfigured
 from app.suggestions.context import config_of, hint, prepare
 from app.suggestions.service import Emit, SuggestionService
-from app.turns.hooks import TurnInfo
+from app.turns.plugins import TurnInfo, TurnPlugin
 from app.turns.stages import model_configured
 from story.auto_reply import Guidance
 
 log = logging.getLogger("app.suggestions")
 
 
-class SuggestionHooks:
+class SuggestionHooks(TurnPlugin):
     # Upper bound on how long a turn response waits for its suggestions; the generation's own
     # per-call timeout (``timeoutMs``) is used when it is shorter.
     max_turn_wait_s: float = 15.0

@@ -13,21 +13,15 @@ from litestar.response import ServerSentEvent
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.tokens import Principal
+from app.events import TurnEventSink
 from app.messages.service import check_content
-from app.messages.service import to_json as message_json
 from app.messages.service import to_out as message_out
 from app.turns import repository
 from app.turns.schemas import TurnCreate
-from app.turns.hooks import hooks_with
 from app.turns.stages import model_configured
-
-
-def _replay(turn: Any, user_message: Any) -> dict[str, Any]:
-    if turn.result is not None:
-        return turn.result
-    return {"turnId": turn.id, "status": turn.status, "conversationId": turn.conversation_id,
-            "userMessage": message_json(user_message) if user_message else None,
-            "agentMessages": [], "orchestration": {}, "error": turn.error}  # fmt: skip
+from app.turns.view import turn_view
+from app.logs import log_context
+from app.metrics import running_turn
 
 
 class TurnController(Controller):
@@ -49,51 +43,58 @@ class TurnController(Controller):
         )  # fmt: skip
         if started.replay:
             if started.turn.status == "running":
-                raise repository.TurnInProgress(started.turn.id)
-            return Response(_replay(started.turn, started.user_message), status_code=200)
+                raise repository.TurnInProgress(started.turn.id, repository.lease_remaining_s(started.turn.lease_expires_at))
+            async with state.sessions() as session:
+                return Response(await turn_view(session, started.turn), status_code=200)
         pipeline = state.turn_pipeline
-        for hook in hooks_with(pipeline.hooks, "turn_starting"):  # e.g. stale suggestions are cleared
-            await hook.turn_starting(conversation_id)
+        await pipeline.message_added(conversation_id)  # e.g. stale suggestions are cleared
         if "text/event-stream" in request.headers.get("accept", ""):
-            return ServerSentEvent(_stream(pipeline, started))
+            return ServerSentEvent(_stream(pipeline, started, state.event_hub.sink(conversation_id, started.turn.id)))
         # The turn finishes even if the client goes away: the user message is already accepted.
-        result = await asyncio.shield(asyncio.ensure_future(pipeline.run(started)))
+        sink = state.event_hub.sink(conversation_id, started.turn.id)  # logged for GET …/events followers
+        result = await asyncio.shield(asyncio.ensure_future(_run_logged(pipeline, started, sink, sink.emit)))
         return Response(result, status_code=201)
 
     @get("/{turn_id:str}")
     async def read(self, conversation_id: str, turn_id: str, session: AsyncSession, principal: Principal) -> dict[str, Any]:
         turn = await repository.load_turn(session, principal.user_id, conversation_id, turn_id)
-        from sqlalchemy import select
-
-        from app.db.models import Message
-
-        message = await session.get(Message, turn.user_message_id) if turn.user_message_id else None
-        out = _replay(turn, message)
-        if turn.result is None:  # still running: the replies saved so far
-            saved = await session.scalars(
-                select(Message).where(Message.turn_id == turn.id, Message.role == "agent", Message.deleted_at.is_(None))
-                .order_by(Message.seq)
-            )  # fmt: skip
-            out["agentMessages"] = [message_json(m) for m in saved]
-        return out
+        return await turn_view(session, turn)
 
 
-async def _stream(pipeline: Any, started: Any) -> AsyncIterator[dict[str, str]]:
-    queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+async def _run_logged(pipeline: Any, started: Any, sink: TurnEventSink, emit: Any, **options: Any) -> dict[str, Any]:
+    """The turn, then its plugins' late parts (suggestions) after the lock is released: they
+    never delay ``turn.completed``; the JSON response waits for them (bounded by the plugin)."""
+    try:
+        with running_turn(), log_context(turnId=started.turn.id, conversationId=started.turn.conversation_id):
+            async with repository.lease_heartbeat(pipeline.sessions, started.turn.id):  # the turn's lease stays ours
+                outcome = await pipeline.run(started, emit, **options)
+        if outcome.after is None:
+            return outcome.result
+        return {**outcome.result, **await asyncio.shield(outcome.after)}
+    finally:
+        await sink.close()
+
+
+async def _stream(pipeline: Any, started: Any, sink: TurnEventSink, **options: Any) -> AsyncIterator[dict[str, Any]]:
+    """Every event goes through the sink; a logged one carries its log id (deltas have none)."""
+    queue: asyncio.Queue[tuple[str, dict[str, Any], int | None] | None] = asyncio.Queue()
 
     async def emit(event: str, data: dict[str, Any]) -> None:
-        await queue.put((event, data))
+        await queue.put((event, data, await sink.emit(event, data)))
 
     async def run() -> None:
         try:
-            await pipeline.run(started, emit)
+            await _run_logged(pipeline, started, sink, emit, **options)
         finally:
             await queue.put(None)
 
     task = asyncio.ensure_future(run())  # keeps running if the client disconnects
     while (item := await queue.get()) is not None:
-        event, data = item
-        yield {"event": event, "data": json.dumps(data, ensure_ascii=False, default=str)}
+        event, data, event_id = item
+        out: dict[str, Any] = {"event": event, "data": json.dumps(data, ensure_ascii=False, default=str)}
+        if event_id is not None:
+            out["id"] = event_id
+        yield out
     await task
 
 

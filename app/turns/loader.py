@@ -62,3 +62,10 @@ async def recent_messages(session: AsyncSession, conversation_id: str, limit: in
         query = query.where(Message.seq < before_seq)
     rows = await session.execute(query.order_by(Message.seq.desc()).limit(limit))
     return [GroupMessage(role=r, seq=s, agent_id=a, content=c) for r, s, a, c in reversed(rows.all())]
+
+
+async def last_user_message(session: AsyncSession, conversation_id: str) -> Message | None:
+    return await session.scalar(
+        select(Message).where(Message.conversation_id == conversation_id, Message.role == "user",
+                              Message.deleted_at.is_(None)).order_by(Message.seq.desc()).limit(1)
+    )  # fmt: skip

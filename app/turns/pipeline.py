@@ -1,8 +1,14 @@
-"""One group (or direct) turn, end to end. See DESIGN.md "One group turn".
+"""One group (or direct) turn as typed steps. See DESIGN.md "One group turn".
+
+    context → (certain speakers' actors start) → understand (intent ∥ emotion)
+            → selection (fallback pick known at once: its actors start, held) → selector
+            → confirm / cancel / start actors → each reply saved and announced as it passes
+            → cross reply → result saved, lock released, ``turn.completed``
+            → plugins' ``turn_finished`` in the background (suggestions, Story adoption)
 
 The pipeline only orchestrates: decisions come from ``scheduling``, persistence from
-``repository``/``records``, model calls go through the model port. Events are pushed to ``emit``
-as they happen (the SSE stream), and the final result is stored on the turn row.
+``saving``/``records``/``repository``, model calls go through the model port, features join
+through ``TurnPlugin``. Events go to ``emit`` as they happen.
 """
 
 from __future__ import annotations
@@ -10,41 +16,82 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.db.models import Message
 from app.llm.port import Usage
 from app.llm.templates import PromptTemplates
 from app.llm.usage import add_usage
 from app.messages.service import to_json as message_json
-from app.messages.store import insert_message
 from app.settings import Settings
-from app.turns import loader, records, repository
-from app.turns.hooks import ActorPrep, TurnInfo, hooks_with
-from app.turns.cross import NO_PLAN, CrossReplyDecision, CrossReplyPlan, plan_constraints, plan_request, plan_validator
-from app.turns.quality import AllRepliesDropped
-from app.turns.replies import Reply, actor_request, generate_checked
+from app.turns import records, repository
+from app.turns.context import TurnContext, load_context
+from app.turns.cross_step import run_cross
+from app.turns.drafts import DraftChannel
+from app.turns.plugins import ActorPrep, Emit, StageMetric, TurnInfo, TurnPlugin
+from app.turns.quality import AllRepliesDropped, reply_problems
+from app.turns.judge import judge_reply, regeneration_note
+from app.turns.replies import Reply, actor_request, generate_checked, regeneration_request
 from app.turns.repository import StartedTurn
-from app.turns.stages import StageRun, error_record, model_configured, struct_stage
-from app.turns.understanding import understand
+from app.turns.result import MessageMetadata, Speculation, TurnResult, usage_dict
+from app.turns.saving import Preps, merge_turn_result, record_dropped, save_reply
+from app.turns.selection import Selection, decide, prepare_selection, run_selector, selector_may_disagree
+from app.turns.stages import StageRun, error_record
+from app.turns.understanding import offline_understanding, understand
 from app.turns.weights import WeightsStore
-from scheduling import (
-    SpeakerSelection, build_speaking_context, decide_speakers, find_mentions, format_transcript, llm_selection_needed,
-    selection_constraints, selection_model_request, validate_selection,
-)  # fmt: skip
+from scheduling import SelectionDecision, certain_speakers, fallback_emotion, fallback_intent, find_mentions
 
 log = logging.getLogger("app.turns")
-Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
-WIRE_API = "chat_completions"
+CONTINUE_NOTE = ("The user asked you to go on without writing anything: continue the scene from where the last "
+                 "reply stopped, without repeating what was already said.\n")
 
 
 async def _no_emit(_: str, __: dict[str, Any]) -> None:
     return None
+
+
+class TurnOutcome(msgspec.Struct):
+    result: dict[str, Any]
+    after: asyncio.Future[dict[str, Any]] | None = None  # plugins' late parts (suggestions)
+
+
+class Job:
+    """One agent's primary reply, from its plugins' preparation to its saved message."""
+
+    def __init__(self, agent_id: str, channel: DraftChannel, *, speculative: bool) -> None:
+        self.agent_id, self.channel, self.speculative = agent_id, channel, speculative
+        self.confirmed = asyncio.Event()
+        self.speculation: Speculation = "none"
+        self.task: asyncio.Task[None] | None = None
+
+
+class TurnRun(msgspec.Struct, kw_only=True):
+    """Everything a running turn accumulates (what the old untyped ``state`` dict held)."""
+
+    started_at: float
+    messages: list[Any] = []
+    replies: list[Reply] = []
+    metrics: list[StageMetric] = []
+    timings: dict[str, float] = {}
+    usage: Usage = Usage()
+    orchestration: dict[str, Any] = {}
+    saved_texts: list[str] = []
+    jobs: dict[str, Job] = {}
+    decision: SelectionDecision | None = None
+    meta_orchestration: dict[str, Any] = {}
+    save_lock: asyncio.Lock = msgspec.field(default_factory=asyncio.Lock)  # one reply saved at a time
+
+    def since_start(self) -> float:
+        return _ms(self.started_at)
+
+    def mark(self, key: str) -> None:
+        self.timings.setdefault(key, self.since_start())
+
+    def add_usage(self, usage: Usage) -> None:
+        self.usage = add_usage(self.usage, usage)
 
 
 class TurnPipeline:
@@ -56,313 +103,325 @@ class TurnPipeline:
         templates: PromptTemplates,
         settings: Settings,
         weights: WeightsStore,
-        hooks: list[Any] | None = None,
+        plugins: Sequence[TurnPlugin] = (),
     ) -> None:
-        self.hooks = list(hooks or [])
+        self.plugins = list(plugins)
         self.sessions = sessions
         self.model = model
         self.templates = templates
         self.settings = settings
         self.weights = weights
 
-    async def run(self, started: StartedTurn, emit: Emit = _no_emit) -> dict[str, Any]:
+    async def message_added(self, conversation_id: str) -> None:
+        """A new user message was stored (with or without a turn): e.g. old suggestions go."""
+        for plugin in self.plugins:
+            await plugin.turn_starting(conversation_id)
+
+    # -- the turn --------------------------------------------------------------------------
+
+    async def run(self, started: StartedTurn, emit: Emit = _no_emit, *, continue_agent_id: str | None = None) -> TurnOutcome:
+        """A turn; without a user message (``started.user_message`` None) a Continue, by
+        ``continue_agent_id`` or the scorer's pick."""
         turn, conv = started.turn, started.conversation
-        t0 = time.perf_counter()
-        state: dict[str, Any] = {"messages": [], "timings": {}, "usage": Usage(), "orchestration": {}, "extra": {}}
-        await emit("turn.started", {"turnId": turn.id, "userMessage": message_json((started.user_message))})
+        run = TurnRun(started_at=time.perf_counter())
+        ctx: TurnContext | None = None
+        user_message = message_json(started.user_message) if started.user_message is not None else None
+        await emit("turn.started", {"turnId": turn.id, "userMessage": user_message,
+                                    "continuation": started.user_message is None})  # fmt: skip
         try:
             async with asyncio.timeout(self.settings.turn_timeout_s):
-                await self._run(started, state, emit)
+                ctx = await load_context(self.sessions, started, self.settings.recent_window, continue_agent_id)
+                run.timings["context"] = run.since_start()
+                await self._steps(ctx, run, emit)
             status, error = "completed", None
         except TimeoutError:
             status, error = "failed", {"code": "turn_timeout", "message": f"turn exceeded {self.settings.turn_timeout_s}s"}
         except AllRepliesDropped as exc:  # an outcome of the quality checks, not a crash
             log.warning("turn %s failed: %s", turn.id, exc)
             status, error = "failed", exc.record()
-        except Exception as exc:  # noqa: BLE001 - recorded on the turn, replies already saved stay
+        except Exception as exc:  # noqa: BLE001 - recorded on the turn; replies already saved stay
             log.exception("turn %s failed", turn.id)
             status, error = "failed", error_record(exc)
-        state["timings"]["total"] = _ms(t0)
-        result = {
-            "turnId": turn.id, "status": status, "conversationId": conv.id,
-            "userMessage": message_json((started.user_message)),
-            "agentMessages": [message_json((m)) for m in state["messages"]],
-            "orchestration": {**state["orchestration"], "timings": state["timings"],
-                              "usage": records.usage_dict(state["usage"])},
-            "error": error,
-            **state["extra"],
-        }  # fmt: skip
+        finally:
+            await _cancel_jobs(run)
+        run.timings["total"] = run.since_start()
+        orch = {**run.orchestration, "timings": run.timings, "usage": usage_dict(run.usage)}
+        result = TurnResult(
+            turn_id=turn.id, status=status, conversation_id=conv.id, user_message=user_message,
+            agent_messages=[message_json(m) for m in run.messages], orchestration=orch, error=error,
+        ).to_json()  # fmt: skip
         await repository.finish_turn(
-            self.sessions, turn.id, status=status, result=result, error=error,
-            intent=state["orchestration"].get("intent"), emotion=state["orchestration"].get("emotion"),
-            timings=state["timings"], usage=records.usage_dict(state["usage"]),
+            self.sessions, turn.id, status=status, result=result, error=error, intent=orch.get("intent"),
+            emotion=orch.get("emotion"), timings=run.timings, usage=usage_dict(run.usage),
         )  # fmt: skip
         await emit("turn.completed" if status == "completed" else "turn.failed", result)
-        return result
+        after = None
+        if status == "completed" and ctx is not None and self.plugins:
+            after = asyncio.ensure_future(self._after(ctx.info, list(run.messages), emit))
+        return TurnOutcome(result, after)
 
-    async def _run(self, started: StartedTurn, state: dict[str, Any], emit: Emit) -> None:
-        turn, conv, user_msg = started.turn, started.conversation, started.user_message
-        cs = conv.settings
-        language, reply_limit, chattiness = cs["language"], cs["replyLimit"], cs["chattiness"]
-        direct = conv.kind == "direct"
-        timings, orch = state["timings"], state["orchestration"]
+    async def _after(self, info: TurnInfo, messages: list[Any], emit: Emit) -> dict[str, Any]:
+        """Plugins' late work, after the lock is released; a failure here never touches the turn."""
+        extra: dict[str, Any] = {}
+        for plugin in self.plugins:
+            try:
+                extra.update(await plugin.turn_finished(info, messages, emit) or {})
+            except Exception:  # noqa: BLE001
+                log.exception("turn_finished of %s failed for turn %s", type(plugin).__name__, info.turn_id)
+        if extra:
+            await merge_turn_result(self.sessions, info.turn_id, extra)
+        return extra
 
-        t = time.perf_counter()
-        async with self.sessions() as session:
-            agents = await loader.load_agents(session, conv.id)
-            ids = [p.id for p in agents.profiles]
-            stats = await loader.direct_stats(session, turn.owner_id, ids)
-            recent = await loader.recent_messages(session, conv.id, self.settings.recent_window, before_seq=user_msg.seq)
-        transcript = format_transcript(recent, agents.profiles, limit=self.settings.recent_window)
-        timings["context"] = _ms(t)
+    async def _steps(self, ctx: TurnContext, run: TurnRun, emit: Emit) -> None:
+        info = ctx.info
+        if info.continuation:  # one reply, no selector and no cross reply
+            info.config = msgspec.structs.replace(info.config, reply_limit=1)
+            mentions = [info.continue_agent_id] if info.continue_agent_id and not ctx.direct else []
+        else:
+            mentions = [] if ctx.direct else find_mentions(info.user_text, info.agents)
+        cfg = ctx.config
+        for agent_id in certain_speakers(info.agents, mentions, reply_limit=cfg.reply_limit, direct=ctx.direct):
+            self._start(ctx, run, emit, agent_id, speculative=False)  # no selector can overrule these
+        weights = self.weights.current()
+        speculated = self._speculate(ctx, run, emit, mentions, weights)
 
-        intent_run, emotion_run = await understand(
-            self.model, user_msg.content, agents.profiles, transcript, language, direct=direct
-        )
-        intent, emotion = intent_run.value, emotion_run.value
-        timings.update(intent=intent_run.ms, emotion=emotion_run.ms)
-        state["usage"] = add_usage(add_usage(state["usage"], intent_run.usage), emotion_run.usage)
+        if info.continuation:
+            intent_run, emotion_run = offline_understanding(info.user_text, info.agents)
+        else:
+            intent_run, emotion_run = await understand(self.model, info.user_text, info.agents, ctx.transcript,
+                                                       cfg.language, direct=ctx.direct)  # fmt: skip
+        intent, emotion = info.intent, info.emotion = intent_run.value, emotion_run.value
+        run.timings.update(intent=intent_run.ms, emotion=emotion_run.ms)
+        run.add_usage(intent_run.usage)
+        run.add_usage(emotion_run.usage)
+        orch = run.orchestration
         orch["intent"] = {**msgspec.to_builtins(intent), "source": intent_run.source, "run": intent_run.record()}
         orch["emotion"] = {**msgspec.to_builtins(emotion), "source": emotion_run.source, "run": emotion_run.record()}
-        await emit("turn.emotion", {"turnId": turn.id, "emotion": orch["emotion"], "intent": orch["intent"]})
+        await emit("turn.emotion", {"turnId": info.turn_id, "emotion": orch["emotion"], "intent": orch["intent"]})
 
-        mentions = [] if direct else find_mentions(user_msg.content, agents.profiles)
-        context = build_speaking_context(
-            agents.profiles, stats, recent, emotion, window=self.settings.recent_window, current_user_seq=user_msg.seq
-        )
-        select_run = await self._select(direct, agents.profiles, context, intent, emotion, mentions, transcript,
-                                        user_msg.content, language, reply_limit, chattiness)  # fmt: skip
-        timings["select"] = select_run.ms
-        state["usage"] = add_usage(state["usage"], select_run.usage)
-        llm_choice: SpeakerSelection | None = select_run.value
-        weights = self.weights.current()
-        decision = decide_speakers(
-            agents=agents.profiles, context=context, intent=intent, mentions=mentions, weights=weights,
-            llm_selection=llm_choice, reply_limit=reply_limit, chattiness=chattiness, emotion=emotion,
-        )  # fmt: skip
-        if direct:
-            decision.selected_agent_ids = ids[:1]
-            decision.selected_by = {ids[0]: "direct"}
-            decision.reason = "direct conversation"
-            for c in decision.candidates:
-                c.selected, c.selected_by = True, "direct"
+        sel = prepare_selection(ctx, intent, emotion, mentions, weights, self.settings.recent_window)
+        if info.continuation:
+            sel.selector_needed = False
+        select_run = await run_selector(self.model, ctx, sel, intent)
+        run.timings["select"] = select_run.ms
+        run.add_usage(select_run.usage)
+        decision = decide(ctx, sel.context, intent, emotion, mentions, weights, select_run.value)
+        run.decision = decision
         orch["selection"] = {**msgspec.to_builtins(decision), "llm": select_run.record(), "mentions": mentions}
-        orch["speakingContext"] = msgspec.to_builtins(context)
-        await emit("turn.selection", {"turnId": turn.id, "selection": orch["selection"]})
-        info = TurnInfo(
-            turn_id=turn.id, owner_id=turn.owner_id, conversation_id=conv.id, conversation_kind=conv.kind,
-            settings=cs, language=language, user_message_id=user_msg.id, user_message_seq=user_msg.seq,
-            user_text=user_msg.content, agents=agents.profiles, agent_rows=agents.rows, recent=recent,
-            emotion=emotion, intent=intent,
-        )  # fmt: skip
-        preps = await self._before_actor(info, decision.selected_agent_ids)
+        orch["speakingContext"] = msgspec.to_builtins(sel.context)
+        orch["speculation"] = {"started": speculated,
+                               "hits": [a for a in speculated if a in decision.selected_agent_ids],
+                               "misses": [a for a in speculated if a not in decision.selected_agent_ids]}  # fmt: skip
+        run.meta_orchestration = {k: orch[k] for k in ("intent", "selection", "speakingContext")}
+        await emit("turn.selection", {"turnId": info.turn_id, "selection": orch["selection"]})
+        await self._confirm(ctx, run, emit, decision, speculated)
+        await self._write_decision(ctx, run, decision, sel, (intent_run, emotion_run, select_run), emotion_run.source)
 
         t = time.perf_counter()
-        replies = await self._primary_replies(decision.selected_agent_ids, agents, language, transcript,
-                                              user_msg.content, preps)  # fmt: skip
-        timings["actor"] = _ms(t)
-        kept = [r for r in replies if not r.dropped]
-        metrics = [_metric(turn, "actor", r.ms, r.usage, r.agent_id, "error" if r.dropped else "ok") for r in replies]
+        jobs = [j.task for j in run.jobs.values() if j.task is not None]
+        if jobs:
+            await asyncio.gather(*jobs)
+        run.timings["actor"] = _ms(t)
+        primaries = [r for r in run.replies if r.kind == "primary"]
+        kept = [r for r in primaries if not r.dropped]
 
-        cross_plan, cross_replies, plan_runs = NO_PLAN, [], []
         t = time.perf_counter()
-        if not direct and kept and self.settings.cross_reply_rounds > 0:
-            cross_plan, cross_replies, plan_runs = await self._cross(agents, kept, language, transcript, user_msg.content)
-            for run in plan_runs:
-                state["usage"] = add_usage(state["usage"], run.usage)
-                metrics.append(_metric(turn, "cross_reply", run.ms, run.usage, None, run.source))
-        timings["cross_reply"] = _ms(t)
-        all_replies = replies + cross_replies
-        for r in all_replies:
-            state["usage"] = add_usage(state["usage"], r.usage)
-        orch["crossReplyPlan"] = {**msgspec.to_builtins(cross_plan), "runs": [r.record() for r in plan_runs]}
+        if not ctx.direct and not info.continuation and kept and self.settings.cross_reply_rounds > 0:
+            await run_cross(self, ctx, run, emit, kept)
+        run.timings["cross_reply"] = _ms(t)
         orch["quality"] = {
-            r.agent_id + (":cross" if r.kind == "cross" else ""): {
-                "passed": not r.dropped, "attempts": r.attempts, "regeneratedFor": r.regenerated_for,
-                "problems": r.problems if r.dropped else [],
-            }
-            for r in all_replies
+            r.agent_id + (":cross" if r.kind == "cross" else ""): _quality(r) for r in run.replies
         }  # fmt: skip
+        if primaries and not kept:
+            raise AllRepliesDropped([(r.agent_id, r.kind, r.problems) for r in primaries])
 
-        meta_orch = {k: orch[k] for k in ("intent", "selection", "speakingContext", "crossReplyPlan", "quality")}
-        for reply in [r for r in all_replies if not r.dropped]:
-            selected_by = decision.selected_by.get(reply.agent_id, "llm" if reply.kind == "cross" else "fallback")
-            meta = records.message_metadata(reply, selected_by=selected_by, wire_api=WIRE_API,
-                                            orchestration=meta_orch, timings=dict(timings))  # fmt: skip
-            message = await self._save_reply(conv.id, turn.id, reply, meta)
-            if reply.kind == "primary" and reply.agent_id in preps:
-                message = await self._after_reply(info, reply.agent_id, preps.pop(reply.agent_id), message, metrics)
-            state["messages"].append(message)
-            await emit("message.created", {"turnId": turn.id, "message": message_json((message))})
-        for agent_id, prep in preps.items():  # replies that were dropped: hooks learn there is no message
-            await self._after_reply(info, agent_id, prep, None, metrics)
+    def _speculate(self, ctx: TurnContext, run: TurnRun, emit: Emit, mentions: list[str], weights: Any) -> list[str]:
+        """When the LLM selector will run, the fallback scorer's pick on the offline reading of
+        the message starts at once (its Story prepare included), its drafts held until the
+        selection confirms it. Known in microseconds, so the actor overlaps the understanding
+        and selection calls instead of following them."""
+        info = ctx.info
+        if info.continuation or ctx.direct or not self.settings.turn_speculation:
+            return []
+        intent, emotion = fallback_intent(info.user_text, info.agents), fallback_emotion(info.user_text)
+        guess = prepare_selection(ctx, intent, emotion, mentions, weights, self.settings.recent_window)
+        if not selector_may_disagree(self.model, guess):
+            return []
+        speculated = guess.speculative_ids(set(run.jobs))
+        for agent_id in speculated:
+            self._start(ctx, run, emit, agent_id, speculative=True)
+        return speculated
 
-        metrics += [
-            _metric(turn, "intent", intent_run.ms, intent_run.usage, None, intent_run.source),
-            _metric(turn, "emotion", emotion_run.ms, emotion_run.usage, None, emotion_run.source),
-            _metric(turn, "select", select_run.ms, select_run.usage, None, select_run.source),
-        ]
+    async def _confirm(self, ctx: TurnContext, run: TurnRun, emit: Emit, decision: SelectionDecision,
+                       speculated: list[str]) -> None:  # fmt: skip
+        """Keep what the decision agrees with, cancel the rest, start who is missing."""
+        selected = decision.selected_agent_ids
+        for agent_id, job in list(run.jobs.items()):
+            if agent_id not in selected:
+                job.task.cancel()  # a miss: its drafts were held, the user saw nothing
+                del run.jobs[agent_id]
+                continue
+            if job.speculative:
+                job.speculation = "hit"
+                await job.channel.release()
+            job.confirmed.set()
+        for agent_id in selected:
+            if agent_id not in run.jobs:
+                job = self._start(ctx, run, emit, agent_id, speculative=False)
+                job.speculation = "miss" if speculated else "none"
+                job.confirmed.set()
+
+    def _start(self, ctx: TurnContext, run: TurnRun, emit: Emit, agent_id: str, *, speculative: bool) -> Job:
+        def first_delta() -> None:
+            run.mark("firstDelta")
+
+        job = Job(agent_id, DraftChannel(emit, ctx.info.turn_id, agent_id, held=speculative, on_first=first_delta),
+                  speculative=speculative)  # fmt: skip
+        job.task = asyncio.ensure_future(self._primary(ctx, run, emit, job))
+        run.jobs[agent_id] = job
+        return job
+
+    async def _primary(self, ctx: TurnContext, run: TurnRun, emit: Emit, job: Job) -> None:
+        info, agent = ctx.info, ctx.agents.rows[job.agent_id]
+        preps: Preps = [(p, await p.before_actor(info, job.agent_id)) for p in self.plugins]
+        material = "\n\n".join(p.stage_material for _, p in preps if p.stage_material) or None
+        request = actor_request(self.templates, agent, language=info.language, transcript=ctx.transcript,
+                                user_text=info.user_text, others=ctx.others(job.agent_id), stage_material=material,
+                                extra=CONTINUE_NOTE if info.continuation else "")  # fmt: skip
+        reply = await self._generate(ctx, agent, request, job.channel, run.saved_texts)
+        await job.confirmed.wait()  # saved once the selection is known (and, if speculative, agrees)
+        if not reply.dropped and _duplicates(reply.text, run.saved_texts):
+            # Replies run concurrently: a near-copy of one saved meanwhile gets one more try.
+            again = await self._generate(ctx, agent, request, job.channel, run.saved_texts)
+            again.regenerated_for = [*reply.regenerated_for, "duplicate: same as another reply this turn"]
+            reply = again
+        await self._finish_reply(ctx, run, emit, reply, preps, "actor", speculation=job.speculation)
+
+    async def _generate(self, ctx: TurnContext, agent: Any, request: Any, channel: DraftChannel,
+                        earlier: list[str]) -> Reply:  # fmt: skip
+        try:
+            reply = await generate_checked(
+                self.model, request, agent, language=ctx.info.language, max_chars=self.settings.limits.max_message_chars,
+                other_names=ctx.others(agent.id), earlier_replies=earlier, channel=channel,
+            )  # fmt: skip
+            if reply.dropped or not self.settings.quality_check:
+                return reply
+            return await self._judged(ctx, agent, request, reply, channel, earlier)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a model failure drops this reply, recorded
+            problems = [f"model_error: {error_record(exc)['code']}"]
+            if channel.current is not None:
+                await channel.current.discard(problems)
+            return Reply(agent_id=agent.id, text="", dropped=True, problems=problems)
+
+    async def _judged(self, ctx: TurnContext, agent: Any, request: Any, reply: Reply, channel: DraftChannel,
+                      earlier: list[str]) -> Reply:  # fmt: skip
+        """The LLM quality check (``turns.qualityCheck``): a failed verdict regenerates once with
+        its problems named, a second failure drops the reply. The judge being down passes."""
+        info = ctx.info
+
+        async def judge(text: str) -> Any:
+            return await judge_reply(self.model, self.templates, agent, language=info.language,
+                                     transcript=ctx.transcript, user_text=info.user_text, reply_text=text)  # fmt: skip
+
+        first = await judge(reply.text)
+        reply.judge_runs = [first]
+        if first.value.passed:
+            return reply
+        problems = regeneration_note(first.value)
+        if channel.current is not None:
+            await channel.current.discard(problems)
+        again = await generate_checked(
+            self.model, regeneration_request(request, problems, info.language), agent, language=info.language,
+            max_chars=self.settings.limits.max_message_chars, other_names=ctx.others(agent.id),
+            earlier_replies=earlier, channel=channel,
+        )  # fmt: skip
+        again.regenerated_for = [*reply.regenerated_for, *problems, *again.regenerated_for]
+        again.attempts += reply.attempts
+        again.usage = add_usage(reply.usage, again.usage)
+        again.judge_runs = [first]
+        if again.dropped:
+            return again
+        second = await judge(again.text)
+        again.judge_runs.append(second)
+        if not second.value.passed:
+            again.dropped, again.problems = True, regeneration_note(second.value)
+            if channel.current is not None:
+                await channel.current.discard(again.problems)
+        return again
+
+    async def _finish_reply(self, ctx: TurnContext, run: TurnRun, emit: Emit, reply: Reply, preps: Preps,
+                            stage: str | None, *, speculation: Speculation = "none", extra_orch: dict[str, Any] | None = None) -> None:  # fmt: skip
+        info = ctx.info
+        run.replies.append(reply)
+        run.add_usage(reply.usage)
+        outcome = "error" if reply.dropped else "ok"
+        metrics = [StageMetric.of(stage, reply.ms, reply.usage, reply.agent_id, outcome)] if stage else []
+        for judged in reply.judge_runs:
+            run.add_usage(judged.usage)
+            metrics.append(StageMetric.of("quality", judged.ms, judged.usage, reply.agent_id, judged.source))
+        if reply.dropped:
+            for plugin, prep in preps:
+                await plugin.reply_dropped(info, reply.agent_id, prep)
+            await record_dropped(self.sessions, info, reply, metrics)
+            run.metrics += metrics
+            return
+        decision = run.decision
+        selected_by = decision.selected_by.get(reply.agent_id, "fallback") if decision and reply.kind == "primary" else "llm"
+        orch = {**run.meta_orchestration, **(extra_orch or {}),
+                "quality": {reply.agent_id + (":cross" if reply.kind == "cross" else ""): _quality(reply)}}  # fmt: skip
+        meta = MessageMetadata.for_reply(reply, selected_by=selected_by, speculation=speculation, orchestration=orch,
+                                         timings=dict(run.timings))  # fmt: skip
+        async with run.save_lock:  # seq order is announcement order
+            message = await save_reply(self.sessions, info, reply, meta, preps, metrics)
+            run.messages.append(message)
+            run.saved_texts.append(reply.text)
+            run.metrics += metrics
+            run.mark("firstMessage")
+            await emit("message.created", {"turnId": info.turn_id, "draftId": reply.draft_id,
+                                           "message": message_json(message)})  # fmt: skip
+
+    async def _write_decision(self, ctx: TurnContext, run: TurnRun, decision: SelectionDecision, sel: Selection,
+                              runs: tuple[StageRun, ...], emotion_source: str) -> None:  # fmt: skip
+        """Decision rows and the understanding/selection metrics, right after the selection."""
+        info = ctx.info
+        metrics = [StageMetric.of(r.stage, r.ms, r.usage, None, r.source) for r in runs]
         rows = records.decision_rows(
-            turn_id=turn.id, conversation_id=conv.id, kind=conv.kind, decision=decision, context=context,
-            emotion=emotion, emotion_source=emotion_run.source,
-            display_order={p.id: p.display_order for p in agents.profiles}, direct=direct,
+            turn_id=info.turn_id, conversation_id=info.conversation_id, kind=info.conversation_kind, decision=decision,
+            context=sel.context, emotion=info.emotion, emotion_source=emotion_source,
+            display_order={p.id: p.display_order for p in info.agents}, direct=ctx.direct,
         )  # fmt: skip
         async with self.sessions() as session:
-            await records.write_records(
-                session, decisions=rows, metrics=[{**m, "conversation_id": conv.id} for m in metrics],
-                quality=records.quality_rows(turn.id, conv.id, all_replies),
-            )  # fmt: skip
+            await records.write_records(session, decisions=rows, quality=[],
+                                        metrics=[m.row(info.turn_id, info.conversation_id) for m in metrics])  # fmt: skip
             await session.commit()
-        if replies and not kept:  # decisions and metrics are written first: the failure is analysable
-            raise AllRepliesDropped([(r.agent_id, r.kind, r.problems) for r in replies])
-        for hook in hooks_with(self.hooks, "turn_finished"):
-            extra = await hook.turn_finished(info, list(state["messages"]), emit)
-            if extra:
-                state["extra"].update(extra)
+        run.metrics += metrics
 
-    async def _before_actor(self, info: TurnInfo, agent_ids: list[str]) -> dict[str, ActorPrep]:
-        preps: dict[str, ActorPrep] = {}
-        hooks = hooks_with(self.hooks, "before_actor")
-        if not hooks:
-            return preps
 
-        async def one(agent_id: str) -> None:
-            for hook in hooks:
-                preps[agent_id] = await hook.before_actor(info, agent_id)
+async def _cancel_jobs(run: TurnRun) -> None:
+    pending = [j.task for j in run.jobs.values() if j.task is not None and not j.task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
 
-        await asyncio.gather(*(one(a) for a in agent_ids))
-        return preps
 
-    async def _after_reply(
-        self, info: TurnInfo, agent_id: str, prep: ActorPrep, message: Message | None, metrics: list[dict[str, Any]]
-    ) -> Message | None:
-        """Hooks may return ``_metrics`` (stage metric rows for this turn) besides metadata keys."""
-        extra: dict[str, Any] = {}
-        for hook in hooks_with(self.hooks, "after_reply"):
-            extra.update(await hook.after_reply(info, agent_id, prep, message) or {})
-        for row in extra.pop("_metrics", []):
-            metrics.append({"turn_id": info.turn_id, **row})
-        if message is None or not extra:
-            return message
-        async with self.sessions() as session:
-            row = await session.get(Message, message.id)
-            row.metadata_json = {**row.metadata_json, **extra}
-            await session.commit()
-            return row
-
-    async def _select(self, direct, profiles, context, intent, emotion, mentions, transcript, text, language,
-                      reply_limit, chattiness) -> StageRun[SpeakerSelection | None]:  # fmt: skip
-        ids = [p.id for p in profiles]
-        needed = not direct and llm_selection_needed(
-            intent, emotion, mentions, reply_limit=reply_limit, candidate_count=len(ids), chattiness=chattiness
-        )
-        if not needed:
-            return StageRun(stage="select", value=None, source="skipped", ms=0.0)
-        request = selection_model_request(
-            text=text, agents=profiles, context=context, intent=intent, reply_limit=reply_limit, language=language,
-            recent_transcript=transcript, chattiness=chattiness, mentioned_ids=mentions,
-        )  # fmt: skip
-        return await struct_stage(
-            "select", self.model, request, SpeakerSelection, lambda: None,
-            validate=lambda s: validate_selection(s, ids, max(1, reply_limit)),
-            constraints=selection_constraints(ids, max(1, reply_limit)),
-        )  # fmt: skip
-
-    async def _primary_replies(self, selected, agents, language, transcript, text, preps) -> list[Reply]:
-        names = {p.id: p.name for p in agents.profiles}
-
-        async def one(agent_id: str, earlier: list[str]) -> Reply:
-            agent = agents.rows[agent_id]
-            others = [n for a, n in names.items() if a != agent_id]
-            prep = preps.get(agent_id)
-            request = actor_request(self.templates, agent, language=language, transcript=transcript, user_text=text,
-                                    others=others, stage_material=prep.stage_material if prep else None)  # fmt: skip
-            try:
-                return await generate_checked(self.model, request, agent, language=language,
-                                              max_chars=self.settings.limits.max_message_chars,
-                                              other_names=others, earlier_replies=earlier)  # fmt: skip
-            except Exception as exc:  # noqa: BLE001 - a model failure drops this reply, recorded
-                rec = error_record(exc)
-                return Reply(agent_id=agent_id, text="", dropped=True, problems=[f"model_error: {rec['code']}"])
-
-        drafts = list(await asyncio.gather(*(one(a, []) for a in selected)))
-        kept_texts: list[str] = []
-        for i, draft in enumerate(drafts):  # near-duplicates can only be seen once all drafts exist
-            if not draft.dropped and kept_texts:
-                again = await one(draft.agent_id, kept_texts) if _duplicates(draft.text, kept_texts) else None
-                if again is not None:
-                    again.regenerated_for = [*draft.regenerated_for, "duplicate: same as another reply this turn"]
-                    drafts[i] = draft = again
-            if not draft.dropped:
-                kept_texts.append(draft.text)
-        return drafts
-
-    async def _cross(self, agents, kept: list[Reply], language, transcript, text):
-        names = {p.id: p.name for p in agents.profiles}
-        member_ids = list(names)
-        replies_out: list[Reply] = []
-        runs: list[StageRun] = []
-        plan: CrossReplyPlan = NO_PLAN
-        said = list(kept)
-        for round_no in range(1, self.settings.cross_reply_rounds + 1):
-            if not model_configured(self.model, "cross_reply"):
-                break
-            request = plan_request(language=language, transcript=transcript,
-                                   replies=[(r.agent_id, names[r.agent_id], r.text) for r in said],
-                                   members=list(names.items()))  # fmt: skip
-            replied = [r.agent_id for r in said]
-            run = await struct_stage("cross_reply", self.model, request, CrossReplyDecision, lambda: NO_PLAN,
-                                     validate=plan_validator(member_ids, replied), post=CrossReplyDecision.plan,
-                                     constraints=plan_constraints(member_ids, replied))  # fmt: skip
-            runs.append(run)
-            plan = run.value
-            if not plan.should_reply:
-                break
-            agent = agents.rows[plan.from_agent_id]
-            target = next(r for r in said if r.agent_id == plan.to_agent_id)
-            others = [n for a, n in names.items() if a != agent.id]
-            extra = (f"{names[target.agent_id]} just replied: \"{target.text}\"\n"
-                     f"Respond briefly (one or two sentences) to {names[target.agent_id]}.\n")  # fmt: skip
-            request = actor_request(self.templates, agent, language=language, transcript=transcript, user_text=text,
-                                    others=others, purpose="cross_reply", template="cross_reply", extra=extra)  # fmt: skip
-            try:
-                reply = await generate_checked(self.model, request, agent, language=language,
-                                               max_chars=self.settings.limits.max_message_chars, other_names=others,
-                                               earlier_replies=[r.text for r in said])  # fmt: skip
-            except Exception as exc:  # noqa: BLE001
-                reply = Reply(agent_id=agent.id, text="", dropped=True,
-                              problems=[f"model_error: {error_record(exc)['code']}"])  # fmt: skip
-            reply.kind, reply.respond_to_agent_id = "cross", target.agent_id
-            reply.cross_reason, reply.cross_round = plan.reason, round_no
-            replies_out.append(reply)
-            if reply.dropped:
-                break
-            said.append(reply)
-        return plan, replies_out, runs
-
-    async def _save_reply(self, conversation_id: str, turn_id: str, reply: Reply, meta: dict[str, Any]) -> Message:
-        async with self.sessions() as session:
-            message = await insert_message(
-                session, conversation_id, role="agent", content=reply.text, agent_id=reply.agent_id, turn_id=turn_id,
-                reply_kind=reply.kind, respond_to_agent_id=reply.respond_to_agent_id, metadata=meta,
-            )  # fmt: skip
-            await session.commit()
-            return message
+def _quality(reply: Reply) -> dict[str, Any]:
+    out = {"passed": not reply.dropped, "attempts": reply.attempts, "regeneratedFor": reply.regenerated_for,
+           "problems": reply.problems if reply.dropped else []}  # fmt: skip
+    if reply.judge_runs:
+        out["judge"] = [{**r.record(), "verdict": msgspec.to_builtins(r.value)} for r in reply.judge_runs]
+    return out
 
 
 def _duplicates(text: str, earlier: list[str]) -> bool:
-    from app.turns.quality import reply_problems
-
     found = reply_problems(text, language="und", max_chars=10**9, other_names=[], earlier_replies=earlier)
     return any(p.startswith(("duplicate", "near_duplicate")) for p in found)
-
-
-def _metric(turn: Any, stage: str, ms: float, usage: Usage, agent_id: str | None, outcome: str) -> dict[str, Any]:
-    return {"turn_id": turn.id, "stage": stage, "agent_id": agent_id, "ms": round(ms, 3),
-            "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-            "estimated": usage.estimated, "outcome": outcome if outcome in ("ok", "fallback", "error", "skipped") else "ok"}  # fmt: skip
 
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
 
+
+__all__ = ["ActorPrep", "TurnOutcome", "TurnPipeline"]

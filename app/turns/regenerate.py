@@ -12,11 +12,10 @@ from sqlalchemy import select
 from app.db.models import Message, Turn, utcnow
 from app.errors import NotFound, ValidationFailed
 from app.messages.store import content_hash
-from app.turns import loader
+from app.turns import loader, repository
 from app.turns.pipeline import TurnPipeline
-from app.turns.records import usage_dict
+from app.turns.result import usage_dict
 from app.turns.replies import actor_request, generate_checked
-from app.turns.repository import TurnInProgress
 from app.conversations.service import get_owned
 from scheduling import format_transcript
 
@@ -29,9 +28,11 @@ async def regenerate(pipeline: TurnPipeline, owner_id: str, conversation_id: str
             raise NotFound(f"message {message_id} not found", code="message_not_found")
         if message.role != "agent" or message.agent_id is None:
             raise ValidationFailed("only agent messages can be regenerated", code="not_an_agent_message")
+        # A crashed turn's stale lease is released here too; a live one answers with its real wait.
+        await repository._release_stale(session, conversation_id, pipeline.settings.turn_timeout_s * 2)
         running = await session.scalar(select(Turn.id).where(Turn.running_lock == conversation_id))
         if running is not None:
-            raise TurnInProgress(running)
+            raise await repository._in_progress(session, conversation_id)
         user_msg = await session.scalar(
             select(Message).where(Message.conversation_id == conversation_id, Message.role == "user",
                                   Message.seq < message.seq, Message.deleted_at.is_(None))

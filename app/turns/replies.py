@@ -13,9 +13,10 @@ from typing import Any
 import msgspec
 
 from app.db.models import Agent
-from app.llm.port import ChatMessage, ModelRequest, ModelResult, Usage
+from app.llm.port import ChatMessage, ModelRequest, ModelResult, Usage, stream_or_complete
 from app.llm.templates import PromptTemplates
 from app.llm.usage import add_usage
+from app.turns.drafts import DraftChannel
 from app.turns.language import language_instruction
 from app.turns.quality import WRONG_SCRIPT, problem_code, reply_problems, strip_own_label
 
@@ -36,6 +37,9 @@ class Reply(msgspec.Struct, kw_only=True):
     problems: list[str] = []
     regenerated_for: list[str] = []
     dropped: bool = False
+    judge_runs: list[Any] = []  # StageRun[QualityVerdict] of the LLM quality check, when on
+    draft_id: str | None = None  # the streamed draft this reply was saved from
+    first_token_ms: float | None = None
 
 
 def persona_block(agent: Agent) -> str:
@@ -85,11 +89,13 @@ async def generate_checked(
     max_chars: int,
     other_names: list[str],
     earlier_replies: list[str],
+    channel: DraftChannel | None = None,
 ) -> Reply:
     """Generate, check, regenerate once with the problems named, then drop if still failing.
 
-    ``problems`` of a dropped reply are those of the regenerated draft; ``regenerated_for`` those of
-    the first."""
+    With a ``channel`` each attempt is streamed as a draft (``message.delta``) and a draft that
+    fails its checks is taken back (``message.discarded``). ``problems`` of a dropped reply are
+    those of the regenerated draft; ``regenerated_for`` those of the first."""
     started = time.perf_counter()
     usage = Usage()
     problems: list[str] = []
@@ -101,7 +107,8 @@ async def generate_checked(
         if attempt == 2:
             first = problems
             current = regeneration_request(request, problems, language)
-        result = await model.complete(current)
+        draft = channel.new() if channel is not None else None
+        result = await (stream_or_complete(model, current, draft.delta) if draft is not None else model.complete(current))
         usage = add_usage(usage, result.usage)
         text = strip_own_label(result.text or "", [agent.name, *(agent.aliases or [])])
         problems = reply_problems(
@@ -109,7 +116,11 @@ async def generate_checked(
         )
         if not problems:
             return Reply(agent_id=agent.id, text=text, model=result.model, usage=usage, attempts=attempt,
-                         regenerated_for=first, ms=(time.perf_counter() - started) * 1000)  # fmt: skip
+                         regenerated_for=first, ms=(time.perf_counter() - started) * 1000,
+                         draft_id=draft.id if draft else None,
+                         first_token_ms=getattr(result, "first_token_ms", None))  # fmt: skip
+        if draft is not None:
+            await draft.discard(problems)
     return Reply(agent_id=agent.id, text=text, model=result.model if result else "", usage=usage, attempts=2,
                  problems=problems, regenerated_for=first, dropped=True, ms=(time.perf_counter() - started) * 1000)  # fmt: skip
 

@@ -36,3 +36,10 @@ async def understand(
 
     intent_run, emotion_run = await asyncio.gather(intent(), emotion())
     return intent_run, emotion_run
+
+
+def offline_understanding(text: str, agents: Sequence[AgentProfile]) -> tuple[StageRun[UserIntent], StageRun[UserEmotion]]:
+    """A Continue has no new user text: intent and emotion are the offline reading of the last
+    user message (no model call)."""
+    return (StageRun(stage="intent", value=fallback_intent(text, agents), source="skipped", ms=0.0),
+            StageRun(stage="emotion", value=fallback_emotion(text), source="skipped", ms=0.0))

@@ -1,7 +1,9 @@
 """Speaker selection: LLM prompt + validation, the fallback scorer, its weights, the decision."""
 
 from scheduling.selection.capabilities import CAPABILITIES, agent_capabilities
-from scheduling.selection.decide import SelectionDecision, decide_speakers, llm_selection_needed
+from scheduling.selection.decide import (
+    SelectionDecision, certain_speakers, decide_direct, decide_speakers, llm_selection_needed,
+)
 from scheduling.selection.features import FEATURE_NAMES, candidate_features, user_needs
 from scheduling.selection.prompt import (
     SELECTION_PURPOSE, build_selection_request, format_speaking_context, selection_model_request,
@@ -16,7 +18,7 @@ from scheduling.selection.validation import (
 from scheduling.selection.weights import DEFAULT_WEIGHTS, ScoringWeights, WeightsFileError, load_weights, weights_problems
 
 __all__ = [
-    "selection_constraints",
+    "selection_constraints", "certain_speakers", "decide_direct",
     "CAPABILITIES", "DEFAULT_WEIGHTS", "FEATURE_NAMES", "SELECTION_PURPOSE", "CandidateScore", "Chattiness",
     "ScoringWeights", "SelectedBy", "SelectionDecision", "SelectionRejected", "SpeakerSelection", "WeightsFileError",
     "agent_capabilities", "build_selection_request", "candidate_features", "decide_speakers", "decode_selection",

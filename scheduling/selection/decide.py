@@ -118,3 +118,27 @@ def decide_speakers(
         llm_selected_agent_ids=llm_ids,
         llm_problems=problems,
     )
+
+
+def certain_speakers(agents: Sequence[AgentProfile], mentions: Sequence[str], *, reply_limit: int,
+                     direct: bool) -> list[str]:
+    """Who replies whatever the model says: the one agent of a direct conversation, else the
+    mentioned members (mention order, up to ``reply_limit``). The app starts their replies at once."""
+    ids = [a.id for a in agents]
+    if direct:
+        return ids[:1]
+    return [m for m in dict.fromkeys(mentions) if m in ids][: max(1, reply_limit)]
+
+
+def decide_direct(decision: SelectionDecision) -> SelectionDecision:
+    """A direct conversation has one listener: the scored decision, with its one agent selected by
+    ``direct`` (the candidates keep their features and score for the decision rows)."""
+    first = decision.candidates[0].agent_id if decision.candidates else None
+    ranked = sorted(decision.candidates, key=lambda c: c.rank)
+    agent_id = ranked[0].agent_id if ranked else first
+    for c in decision.candidates:
+        c.selected, c.selected_by = True, "direct"
+    return msgspec.structs.replace(
+        decision, selected_agent_ids=[agent_id] if agent_id else [], selected_by={agent_id: "direct"} if agent_id else {},
+        reason="direct conversation", decided_by="direct",
+    )

@@ -12,11 +12,12 @@ from typing import Literal
 
 import msgspec
 
+from story.coordinator.compact import STEPS as COMPACT_STEPS, compact, halted
 from story.coordinator.envelope import (
-    ActionKind, EvidenceRef, PendingActor, Projection, StateTooLarge, StoryState, content_hash, deserialize_state,
-    serialize_state,
+    CONTINUE_TEXT_MAX, ActionKind, EvidenceRef, PendingActor, Projection, StateTooLarge, StoryState, action_ref,
+    bind_action, content_hash, deserialize_state, serialize_state,
 )
-from story.coordinator.events import SettleRun, add_evidence, close_event, settle_closed, unresolved
+from story.coordinator.events import SettleRun, add_evidence, close_event, quarantine_pending, settle_closed, unresolved
 from story.coordinator.initializer import PersonaSource, compile_source, initialize_story
 from story.coordinator.recovery import HistoryMessage, decide_start, saved_message_ok
 from story.ports import ChatMessage, MessageReader
@@ -33,6 +34,14 @@ STAGE_HEADER = "[CURRENT STORY STAGE]"
 
 Outcome = Literal["prepared", "read_only", "no_story", "advance_pending"]
 CONTINUE_INSTRUCTION = "Continue the current scene from where the last reply stopped."
+# Retry caps, counted in turns in a row whose Story failed (``BeforeActorInput.prior_failures``).
+# World settlement of the pending reply: the turn fails while it is retried (the seed's recovery
+# table); the third failure gives the reply up (its evidence is quarantined, the world goes back
+# to the prepared turn's baseline) so the Story moves on. Initialisation: three attempts, then
+# one every ``INIT_RETRY_EVERY`` turns, so a broken model is not paid for on every message.
+ADVANCE_RETRY_CAP = 3
+INIT_RETRY_CAP = 3
+INIT_RETRY_EVERY = 5
 
 
 class BeforeActorInput(msgspec.Struct, frozen=True):
@@ -50,6 +59,8 @@ class BeforeActorInput(msgspec.Struct, frozen=True):
     # ``CONTINUE_INSTRUCTION``), ``source_position`` the conversation's message position, so a
     # run of continues still advances the source although the user message count does not.
     continuation: bool = False
+    # Turns in a row whose Story failed before this one (the host's failure count; 0 when unknown).
+    prior_failures: int = 0
 
 
 class BeforeActorResult(msgspec.Struct):
@@ -65,10 +76,19 @@ class BeforeActorResult(msgspec.Struct):
     # content's hash), not to the synthetic instruction, so the next turn can still adopt it.
     anchor_content_hash: str | None = None
     action_kind: ActionKind = "user"
+    continue_text: str | None = None  # the Continue instruction this turn honoured
+
+
+class AdoptResult(msgspec.Struct):
+    payload: bytes | None  # the adopted state (no pending reply left), or None: adopt in the turn
+    diagnostics: list[Diagnostic] = []
+    tool_calls: list[str] = []
+    usage: Usage = Usage()
+    message_id: str | None = None
 
 
 class FinalizeResult(msgspec.Struct, frozen=True):
-    status: Literal["waiting_for_acceptance", "failed"]
+    status: Literal["waiting_for_acceptance", "failed", "state_too_large"]
     payload: bytes | None
     diagnostics: list[Diagnostic] = []
 
@@ -80,16 +100,37 @@ def stage_message(projection: Projection) -> ChatMessage:
 
 def finalize_turn(result: BeforeActorResult, actor_message_id: str, user_message_id: str, user_text: str,
                   max_state_bytes: int = 60_000) -> FinalizeResult:
-    """Pure: the bytes to CAS-write after the actor's reply was saved (prose is not copied)."""
+    """Pure: the bytes to CAS-write after the actor's reply was saved (no text is copied: the
+    user's action is a reference to ``user_message_id``, whose saved content is ``user_text``).
+
+    Over ``max_state_bytes`` settled history is compacted step by step; if it still does not fit,
+    the bytes of a halted state (status ``state_too_large``, no pending reply) are returned, so
+    the next turn neither re-adopts this reply nor calls a model again."""
     if not result.write or result.candidate is None or result.projection is None:
         return FinalizeResult("failed", None, [Diagnostic("story_not_writable", result.outcome)])
     anchor = result.anchor_content_hash or content_hash(user_text)
-    state = replace(result.candidate, status="waiting_for_acceptance", pending_actor=PendingActor(
-        actor_message_id, user_message_id, anchor, result.projection, result.action_kind))
-    try:
-        return FinalizeResult("waiting_for_acceptance", serialize_state(state, max_state_bytes))
-    except StateTooLarge as exc:
-        return FinalizeResult("failed", None, [Diagnostic("state_too_large", str(exc), {"size": exc.size, "limit": exc.limit})])
+    if result.action_kind == "continue":
+        pa = PendingActor(actor_message_id, user_message_id, anchor, result.projection, "continue",
+                          continue_text=result.continue_text or CONTINUE_INSTRUCTION)
+    else:
+        pa = PendingActor(actor_message_id, user_message_id, anchor, result.projection,
+                          action=action_ref(user_message_id, user_text))
+    state = replace(result.candidate, status="waiting_for_acceptance", pending_actor=pa)
+    diagnostics: list[Diagnostic] = []
+    for step in range(len(COMPACT_STEPS) + 1):
+        try:
+            return FinalizeResult("waiting_for_acceptance", serialize_state(state, max_state_bytes), diagnostics)
+        except StateTooLarge as exc:
+            if step == len(COMPACT_STEPS):
+                too_large = Diagnostic("state_too_large", str(exc), {"size": exc.size, "limit": exc.limit})
+                try:
+                    return FinalizeResult("state_too_large", serialize_state(halted(state), max_state_bytes),
+                                          [*diagnostics, too_large])
+                except StateTooLarge:
+                    return FinalizeResult("failed", None, [*diagnostics, too_large])
+            diagnostics.append(Diagnostic("state_compacted", str(exc), {"step": step, "size": exc.size}))
+            state = compact(state, step)
+    raise AssertionError("unreachable")
 
 
 class StoryCoordinator:
@@ -109,6 +150,9 @@ class StoryCoordinator:
                 state = deserialize_state(inp.saved_state, inp.agent_id)
             except (StoryError, msgspec.DecodeError, msgspec.ValidationError) as exc:
                 out.diagnostics.append(Diagnostic("story_state_unreadable", str(exc)[:300]))
+        if state is not None and state.status == "state_too_large":
+            out.diagnostics.append(Diagnostic("state_too_large", "the Story is halted for this scope until it is reset"))
+            return out
         decision = decide_start(state, inp.history, inp.agent_id, inp.source_position)
         setting = compile_source(inp.persona, inp.history, inp.user_text)
         past = compile_source(inp.persona, inp.history, "")  # adoption never sees the new input
@@ -119,14 +163,17 @@ class StoryCoordinator:
             if state is None:
                 decision = "reinitialize"
         if decision in ("fresh", "reinitialize", "read_only"):
+            if not self._may_init(inp, out):
+                return out
             init = await initialize_story(self.init_model, inp.context, inp.persona, inp.history, inp.user_text, inp.seed)
             out.tool_calls.append("story_init:" + ("ok" if init.world else "failed"))
             out.diagnostics += init.diagnostics
             out.usage = out.usage.plus(init.usage)
             if init.world is None or init.narrative is None:
                 return out
-            old_q = state.quarantine if state is not None else []
-            state = StoryState(inp.agent_id, init.world, init.narrative, source_position=inp.source_position, quarantine=old_q)
+            old_q, old_ids = (state.quarantine, state.quarantined_ids) if state is not None else ([], [])
+            state = StoryState(inp.agent_id, init.world, init.narrative, source_position=inp.source_position,
+                               quarantine=old_q, quarantined_ids=old_ids)
         assert state is not None
         await self._prepare(state, inp, out, setting, past)
         out.write = out.outcome == "prepared" and decision != "read_only"
@@ -135,16 +182,46 @@ class StoryCoordinator:
         return out
 
     @staticmethod
+    def _may_init(inp: BeforeActorInput, out: BeforeActorResult) -> bool:
+        n = inp.prior_failures
+        if n < INIT_RETRY_CAP or (n - INIT_RETRY_CAP) % INIT_RETRY_EVERY == INIT_RETRY_EVERY - 1:
+            return True
+        out.diagnostics.append(Diagnostic("story_init_backoff", f"{n} failed turns in a row; retried every "
+                                          f"{INIT_RETRY_EVERY} turns", {"failures": n}))
+        return False
+
+    async def adopt_pending(self, inp: BeforeActorInput, max_state_bytes: int = 60_000) -> AdoptResult:
+        """The adoption step alone, right after the turn that saved the pending reply (the app
+        runs it in the background): the reply's saved text advances the world now, so the next
+        turn only prepares. ``inp.history`` ends with the pending reply; nothing new is read.
+        The result is the state the next ``before_actor`` would have adopted, or ``None``."""
+        out = BeforeActorResult("no_story")
+        try:
+            state = deserialize_state(inp.saved_state, inp.agent_id) if inp.saved_state else None
+        except (StoryError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+            return AdoptResult(None, [Diagnostic("story_state_unreadable", str(exc)[:300])])
+        if state is None or decide_start(state, inp.history, inp.agent_id, state.source_position) != "adopt":
+            return AdoptResult(None, [Diagnostic("nothing_to_adopt")])
+        adopted = await self._adopt(state, inp, out, compile_source(inp.persona, inp.history, ""))
+        if adopted is None or out.outcome == "advance_pending":
+            return AdoptResult(None, out.diagnostics, out.tool_calls, out.usage)
+        try:
+            payload = serialize_state(adopted, max_state_bytes)
+        except StateTooLarge as exc:
+            return AdoptResult(None, [*out.diagnostics, Diagnostic("state_too_large", str(exc))], out.tool_calls, out.usage)
+        return AdoptResult(payload, out.diagnostics, out.tool_calls, out.usage, adopted.accepted_message_id)
+
+    @staticmethod
     def _continuation(inp: BeforeActorInput, out: BeforeActorResult) -> BeforeActorInput:
         """A Continue turn: a synthetic action keyed by the source position, anchored to the
         last real user message (whose saved content the next adoption checks)."""
-        text = inp.user_text.strip()
+        text = inp.user_text.strip()[:CONTINUE_TEXT_MAX]
         if not text:
             text = CONTINUE_INSTRUCTION
             out.diagnostics.append(Diagnostic("continue_default_instruction"))
         anchor = next((m for m in reversed(inp.history) if m.role == "user" and not m.deleted
                        and m.message_id == inp.user_message_id), None)
-        out.action_kind = "continue"
+        out.action_kind, out.continue_text = "continue", text
         out.anchor_content_hash = content_hash(anchor.content) if anchor is not None else None
         ctx = replace(inp.context, turn_id=f"{inp.context.turn_id}#continue@{inp.source_position}")
         return replace(inp, context=ctx, user_text=text)
@@ -156,6 +233,11 @@ class StoryCoordinator:
         if not saved_message_ok(saved, inp.agent_id):
             out.diagnostics.append(Diagnostic("pending_actor_missing", "", {"message_id": pa.message_id}))
             return None
+        state = self._with_action_text(state, inp, out)
+        if state is None:
+            return None
+        pa = state.pending_actor
+        assert pa is not None
         try:
             prepared = restore_prepared(state.world, saved_stage=pa.projection.stage)
         except PreparedMismatch as exc:
@@ -166,15 +248,37 @@ class StoryCoordinator:
         out.tool_calls.append(f"pov_advance_world:{adv.outcome}")
         out.diagnostics += adv.diagnostics
         out.usage = out.usage.plus(adv.usage)
+        ref = EvidenceRef(saved.message_id, content_hash(saved.content), source_position=state.source_position,
+                          action_kind=pa.action_kind, action=pa.action)
         if adv.outcome == "pending":
-            out.outcome = "advance_pending"
-            return state
-        ref = EvidenceRef(saved.message_id, content_hash(saved.content), prepared.user_text, state.source_position,
-                          pa.action_kind)
+            if inp.prior_failures + 1 < ADVANCE_RETRY_CAP:
+                out.outcome = "advance_pending"
+                return state
+            reason = f"world settlement of reply {saved.message_id} failed {inp.prior_failures + 1} times"
+            out.diagnostics.append(Diagnostic("advance_abandoned", reason, {"message_id": saved.message_id}))
+            baseline = state.world.pending.baseline if state.world.pending is not None else state.world
+            state = quarantine_pending(state, prepared.snapshot.foreground.id, ref, reason, out.diagnostics[-5:])
+            return replace(state, world=baseline, pending_actor=None, status="accepted")
         state = add_evidence(state, prepared.snapshot.foreground.id, ref)
         if prepared.stage.event.phase == "end":
             state = close_event(state, prepared.snapshot.foreground.id, interrupted=False)
         return replace(state, world=adv.snapshot, pending_actor=None, accepted_message_id=saved.message_id, status="accepted")
+
+    @staticmethod
+    def _with_action_text(state: StoryState, inp: BeforeActorInput, out: BeforeActorResult) -> StoryState | None:
+        """Re-read the pending turn's action from the saved user message (or its Continue text)."""
+        pa = state.pending_actor
+        assert pa is not None
+        if pa.action_kind == "continue" and pa.continue_text is not None:
+            return bind_action(state, pa.continue_text)
+        if pa.action is None:
+            return state  # version 1: the text was saved in the state
+        msg = next((m for m in inp.history if m.message_id == pa.action.message_id and not m.deleted), None)
+        text = pa.action.resolve(msg.content) if msg is not None else None
+        if text is None:
+            out.diagnostics.append(Diagnostic("user_action_changed", "", {"message_id": pa.action.message_id}))
+            return None
+        return bind_action(state, text)
 
     async def _settle(self, state: StoryState, inp: BeforeActorInput, out: BeforeActorResult, setting: str) -> StoryState:
         run: SettleRun = await settle_closed(state, inp.context, inp.source_position, self.reader, self.settle, self.rebranch, setting)

@@ -1,13 +1,21 @@
-"""Benchmark: group turns.
+"""Benchmark: group turns, as the user feels them.
 
-1. Against the LLM simulator at a fixed latency L (default 200 ms): a 3-agent group, reply limit
-   2, messages that address everyone (so 2 agents are usually selected), no story. Reports turn
-   latency and its ratio to the critical path (max(intent, emotion) + select + actor + cross +
-   quality, as measured per turn) and to a fully sequential run of the same model calls.
-2. Orchestration overhead: CPU milliseconds per turn with a zero-latency in-process fake, on
-   SQLite and PostgreSQL (everything except model time: DB, scheduling, serialisation).
+1. A real ``companion serve`` process (SQLite, and PostgreSQL when a URL is given) against the
+   LLM simulator over loopback: every call takes L ms (default 200) when not streamed; streamed
+   calls (actor, cross reply) send their first token after L ms and then 50 tokens/s. A 3-agent
+   group, reply limit 2, no suggestions. Each turn is posted as SSE and timed on arrival of:
+   the first ``message.delta`` (first words on screen), the first ``message.created``, and
+   ``turn.completed``. Scenarios: no mention (the LLM selector runs; speculation on), the user
+   names an agent, and Story on (no mention). Ratios, each measured in the same run:
+   first delta / L, first ``message.created`` and ``turn.completed`` / the fully sequential
+   pipeline (the sum of every model call of that turn, as the turn recorded them). Between turns
+   the client waits ``--think-ms`` (default 1000: a user reads the reply and types), the time the
+   background work after a turn (Story adoption) has in real use.
+2. Orchestration overhead: CPU milliseconds per turn (JSON, no suggestions, no Story) with a
+   zero-latency in-process fake, on SQLite and PostgreSQL (everything except model time: DB,
+   scheduling, serialisation, the event log), the app served in the benchmark's event loop.
 
-    python tests/perf/bench_turn.py [--turns 30] [--latency-ms 200] [--postgres URL]
+    python tests/perf/bench_turn.py [--turns 20] [--latency-ms 200] [--postgres URL]
 """
 
 from __future__ import annotations
@@ -20,58 +28,106 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from litestar.testing import AsyncTestClient  # noqa: E402
+import httpx  # noqa: E402
 
 from app.auth.tokens import issue_token  # noqa: E402
 from app.main import create_app  # noqa: E402
 from app.settings import load_settings  # noqa: E402
-from tests.perf._server import postgres_database, summarize  # noqa: E402
+from tests.perf._server import postgres_database, server, summarize, token  # noqa: E402
 
 SECRET = "bench-secret-" + "x" * 32
 ADMIN = {"Authorization": "Bearer " + issue_token(SECRET, "admin", admin=True, ttl_s=7200)}
 USER = {"Authorization": "Bearer " + issue_token(SECRET, "bench", ttl_s=7200)}
 TEXTS = ["大家怎么看？我今天好难过", "你们觉得我该不该换工作？", "大家好呀，今天有什么好玩的？"]
+NAMED = ["周衡，你怎么看？我今天好难过", "周衡，我该不该换工作？", "周衡，今天有什么好玩的？"]
 
 
-async def _group(client: AsyncTestClient) -> str:
+async def _group(client: Any, admin: dict[str, str], user: dict[str, str], story: bool = False) -> str:
     caps = [{"comfort": 0.9}, {"analysis": 0.9}, {"playful": 0.9}]
-    ids = [(await client.post("/v1/agents", json={"name": n, "capabilities": c}, headers=ADMIN)).json()["id"]
+    ids = [(await client.post("/v1/agents", json={"name": n, "capabilities": c}, headers=admin)).json()["id"]
            for n, c in zip(["莉娅", "周衡", "小跳"], caps, strict=True)]  # fmt: skip
-    body = {"kind": "group", "agentIds": ids, "settings": {"replyLimit": 2, "autoReply": {"enabled": False}}}
-    return (await client.post("/v1/conversations", json=body, headers=USER)).json()["id"]
+    settings: dict[str, Any] = {"replyLimit": 2, "autoReply": {"enabled": False}}
+    if story:
+        settings["story"] = {"enabled": True, "modelConfigId": "default"}
+    body = {"kind": "group", "agentIds": ids, "settings": settings}
+    return (await client.post("/v1/conversations", json=body, headers=user)).json()["id"]
 
 
-async def simulator_run(turns: int, latency_ms: float, data_dir: str) -> dict[str, object]:
+def _pcts(values: list[float]) -> dict[str, float]:
+    s = sorted(values) or [0.0]
+    return {"p50": round(s[len(s) // 2], 1), "p95": round(s[min(len(s) - 1, int(len(s) * 0.95))], 1)}
+
+
+async def _timed_turn(client: httpx.AsyncClient, conv: str, text: str, user: dict[str, str]) -> dict[str, Any]:
+    marks: dict[str, float] = {}
+    result: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    async with client.stream("POST", f"/v1/conversations/{conv}/turns", json={"content": text},
+                             headers={**user, "accept": "text/event-stream"}) as resp:  # fmt: skip
+        assert resp.status_code == 201, resp.status_code
+        event = None
+        async for line in resp.aiter_lines():
+            if line.startswith("event:"):
+                event = line.split(":", 1)[1].strip()
+                marks.setdefault(event, (time.perf_counter() - t0) * 1000)
+            elif line.startswith("data:") and event in ("turn.completed", "turn.failed"):
+                result = json.loads(line.split(":", 1)[1])
+    tm = result["orchestration"]["timings"]
+    replies = [m["metadata"]["timings"]["reply"] for m in result["agentMessages"]]
+    story = sum((m["metadata"].get("story") or {}).get("prepareMs", 0.0) for m in result["agentMessages"])
+    sequential = tm["intent"] + tm["emotion"] + tm["select"] + sum(replies) + tm["cross_reply"] + story
+    return {"status": result["status"], "delta": marks.get("message.delta"), "created": marks.get("message.created"),
+            "completed": marks.get("turn.completed"), "sequential": sequential,
+            "speculation": [m["metadata"].get("speculation") for m in result["agentMessages"]
+                            if m["replyKind"] == "primary"]}  # fmt: skip
+
+
+async def _scenario(base: str, turns: int, latency_ms: float, *, named: bool, story: bool,
+                    think_ms: float) -> dict[str, Any]:  # fmt: skip
+    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        admin, user = token("admin", admin=True), token(f"bench-{named}-{story}")
+        conv = await _group(client, admin, user, story=story)
+        rows = []
+        for i in range(turns + 2):
+            row = await _timed_turn(client, conv, (NAMED if named else TEXTS)[i % 3], user)
+            if i >= 2:  # warm-up
+                rows.append(row)
+            await asyncio.sleep(think_ms / 1000)
+    ok = [r for r in rows if r["status"] == "completed" and r["delta"] is not None]
+    specs = [s for r in rows for s in r["speculation"]]
+    return {
+        "turns": len(rows), "completed": len(ok),
+        "first_delta_ms": _pcts([r["delta"] for r in ok]),
+        "first_message_created_ms": _pcts([r["created"] for r in ok]),
+        "turn_completed_ms": _pcts([r["completed"] for r in ok]),
+        "sequential_pipeline_ms": _pcts([r["sequential"] for r in ok]),
+        "ratio_first_delta_to_call_p50": round(_pcts([r["delta"] for r in ok])["p50"] / latency_ms, 3),
+        "ratio_first_created_to_sequential_p50": round(_pcts([r["created"] / r["sequential"] for r in ok])["p50"], 3),
+        "ratio_completed_to_sequential_p50": round(_pcts([r["completed"] / r["sequential"] for r in ok])["p50"], 3),
+        "speculation": {k: specs.count(k) for k in ("hit", "miss", "none")},
+    }  # fmt: skip
+
+
+def simulator_run(turns: int, latency_ms: float, database_url: str | None, think_ms: float) -> dict[str, Any]:
     from app.llm.simulator import start_simulator_in_thread
 
-    with start_simulator_in_thread(latency_ms=latency_ms, seed=1) as sim:
-        env = {"COMPANION_DATA_DIR": data_dir, "COMPANION_JWT_SECRET": SECRET, "COMPANION_LLM_BASE_URL": sim.base_url,
-               "COMPANION_LLM_MODEL": "simulator"}  # fmt: skip
-        settings = load_settings(env)
-        ratios_cp, ratios_seq, totals, actors = [], [], [], []
-        async with AsyncTestClient(create_app(settings), timeout=60) as client:
-            conv = await _group(client)
-            for i in range(turns):
-                t = time.perf_counter()
-                body = (await client.post(f"/v1/conversations/{conv}/turns", json={"content": TEXTS[i % 3]},
-                                          headers=USER)).json()  # fmt: skip
-                wall = (time.perf_counter() - t) * 1000
-                tm = body["orchestration"]["timings"]
-                critical = max(tm["intent"], tm["emotion"]) + tm["select"] + tm["actor"] + tm["cross_reply"]
-                replies = [m["metadata"]["timings"]["reply"] for m in body["agentMessages"] if m["replyKind"] == "primary"]
-                sequential = tm["intent"] + tm["emotion"] + tm["select"] + sum(replies) + tm["cross_reply"]
-                totals.append(wall)
-                actors.append(len(replies))
-                ratios_cp.append(wall / critical)
-                ratios_seq.append(wall / sequential)
-    srt = sorted(ratios_cp)
-    return {"latency_ms": latency_ms, "turn": summarize(totals, sum(totals) / 1000),
-            "mean_primary_replies": round(sum(actors) / len(actors), 2),
-            "ratio_to_critical_path_median": round(srt[len(srt) // 2], 3),
-            "ratio_to_sequential_median": round(sorted(ratios_seq)[len(ratios_seq) // 2], 3)}  # fmt: skip
+    with start_simulator_in_thread(latency_ms=latency_ms, ttft_ms=latency_ms, tokens_per_s=50.0, seed=1) as sim:
+        env = {"COMPANION_LLM_BASE_URL": sim.base_url, "COMPANION_LLM_MODEL": "simulator"}
+        with server(database_url, env) as base:
+            out = {name: asyncio.run(_scenario(base, turns, latency_ms, named=named, story=story, think_ms=think_ms))
+                   for name, named, story in (("no_mention", False, False), ("named_agent", True, False),
+                                              ("story_on", False, True))}  # fmt: skip
+    out["story_added_first_delta_ms_p50"] = round(
+        out["story_on"]["first_delta_ms"]["p50"] - out["no_mention"]["first_delta_ms"]["p50"], 1)
+    out["story_added_first_delta_in_calls"] = round(out["story_added_first_delta_ms_p50"] / latency_ms, 3)
+    out["latency_ms_per_call (simulated)"] = latency_ms
+    out["think_ms_between_turns"] = think_ms
+    out["streamed_calls"] = {"ttft_ms": latency_ms, "tokens_per_s": 50.0}
+    return out
 
 
 async def overhead_run(turns: int, data_dir: str, database_url: str | None) -> dict[str, object]:
@@ -99,8 +155,10 @@ async def overhead_run(turns: int, data_dir: str, database_url: str | None) -> d
         await upgrade(database_url)
     settings = load_settings(env)
     cpu, wall = [], []
-    async with AsyncTestClient(create_app(settings, model=FunctionModel(answer)), timeout=60) as client:
-        conv = await _group(client)
+    app = create_app(settings, model=FunctionModel(answer))
+    # In the benchmark's own event loop (no test-client thread): CPU time is the app's and httpx's.
+    async with app.lifespan(), httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        conv = await _group(client, ADMIN, USER)
         for i in range(turns + 5):
             c, t = time.process_time(), time.perf_counter()
             resp = await client.post(f"/v1/conversations/{conv}/turns", json={"content": TEXTS[i % 3]}, headers=USER)
@@ -115,13 +173,18 @@ async def overhead_run(turns: int, data_dir: str, database_url: str | None) -> d
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--postgres", default=os.environ.get("COMPANION_TEST_POSTGRES_URL"))
+    parser.add_argument("--think-ms", type=float, default=1000.0)
+    parser.add_argument("--skip-simulator", action="store_true")
     args = parser.parse_args()
     out: dict[str, object] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        out["simulator"] = asyncio.run(simulator_run(args.turns, args.latency_ms, tmp))
+    if not args.skip_simulator:
+        out["simulator_sqlite"] = simulator_run(args.turns, args.latency_ms, None, args.think_ms)
+        if args.postgres:
+            with postgres_database(args.postgres) as url:
+                out["simulator_postgresql"] = simulator_run(args.turns, args.latency_ms, url, args.think_ms)
     with tempfile.TemporaryDirectory() as tmp:
         out["overhead_sqlite"] = asyncio.run(overhead_run(args.turns * 3, tmp, None))
     if args.postgres:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import msgspec
 import pytest
 from litestar.testing import AsyncTestClient
 from sqlalchemy import select
@@ -48,7 +49,9 @@ def world() -> World:
 
 @pytest.fixture
 async def story_api(settings, world: World) -> AsyncIterator[Api]:
-    app = create_app(settings, model=world.model)
+    # Scripted Story answers are handed out in call order: a speculative actor for another agent
+    # would take one (its prepare is discarded with it). Speculation has its own tests.
+    app = create_app(msgspec.structs.replace(settings, turn_speculation=False), model=world.model)
     async with AsyncTestClient(app, timeout=30) as client:
         yield Api(client, settings)
 

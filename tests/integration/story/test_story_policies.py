@@ -6,7 +6,7 @@ from sqlalchemy import update
 
 from app.db.engine import create_engine, session_factory
 from app.db.models import StoryState
-from tests.integration.conftest import ALICE
+from tests.integration.conftest import ADMIN, ALICE
 from tests.integration.story.conftest import (
     ADV, INIT, STORY_ON, requests, saved_state, say, state_row, story_calls, story_group,
 )
@@ -65,8 +65,8 @@ async def test_initializer_unavailable_replies_without_guidance(story_api, world
 async def test_advance_failure_keeps_the_old_state_and_retries_next_turn(story_api, world, engine) -> None:
     conv, (lia, _, _) = await story_group(story_api, world)
     world.handlers["actor"] = ["莉娅点点头。", "莉娅沉默了。", "莉娅笑了。"]
+    world.handlers["story.advance"] = RuntimeError("model down")  # in the background after t1, and in t2
     t1 = await say(story_api, conv["id"], "你好")
-    world.handlers["story.advance"] = RuntimeError("model down")
     t2 = await say(story_api, conv["id"], "然后呢")
     story = t2["agentMessages"][0]["metadata"]["story"]
     assert story["outcome"] == "advance_pending" and not story["guided"] and story["revision"] == 1
@@ -127,7 +127,8 @@ async def test_deleted_pending_reply_reinitializes_from_visible_history(story_ap
     resp = await story_api.client.delete(f"/v1/conversations/{conv['id']}/messages/{a1}", headers=ALICE)
     assert resp.status_code == 204, resp.text
     t2 = await say(story_api, conv["id"], "再见")
-    assert requests(world, "story.advance") == [] and len(requests(world, "story_init.world")) == 2
+    tools = t2["agentMessages"][0]["metadata"]["story"]["toolCalls"]
+    assert not any(t.startswith("pov_advance_world") for t in tools) and len(requests(world, "story_init.world")) == 2
     assert t2["agentMessages"][0]["metadata"]["story"]["revision"] == 2
     assert "莉娅点点头" not in requests(world, "story_init.world")[1].messages[-1].content
 
@@ -148,9 +149,85 @@ async def test_unknown_settlement_is_retried_then_quarantined_with_the_cas_write
     t4 = await say(story_api, conv["id"], "还有吗？")
     assert "story_event_quarantine" in _codes(t4["agentMessages"][0]["metadata"])
     s4 = await saved_state(engine, conv["id"], lia["id"])
-    assert [q.event_id for q in s4.quarantine] == ["ev-key"] and not any(e.closed for e in s4.events)
-    assert s4.quarantine[0].attempt_positions == [3, 5, 7]
+    # the record left the state (only its id stays) for the quarantine table
+    assert s4.quarantine == [] and s4.quarantined_ids == ["ev-key"] and not any(e.closed for e in s4.events)
     row = await state_row(engine, conv["id"], lia["id"])
-    assert row.quarantine[0]["event_id"] == "ev-key"
+    assert row.quarantine == []
     report = (await story_api.client.get(f"/v1/conversations/{conv['id']}/story/{lia['id']}", headers=ALICE)).json()
     assert report["report"]["quarantine"][0]["messageIds"] == [t1["agentMessages"][0]["id"]]
+    assert report["report"]["quarantine"][0]["attemptPositions"] == [3, 5, 7]
+
+
+async def test_an_admin_lists_releases_and_discards_quarantined_events(story_api, world, engine) -> None:
+    from tests.integration.story.conftest import CUE_PATROL, NORMAL
+
+    conv, (lia, _, _) = await story_group(story_api, world)
+    unknown = {"status": "unknown", "emotion": None, "new_pursuit": "", "line_progress": [], "completed_goals": []}
+    world.handlers["story.prepare"] = [NORMAL, CUE_PATROL, NORMAL, NORMAL, NORMAL, NORMAL]
+    world.handlers["story.settle"] = unknown
+    world.handlers["actor"] = ["莉娅点点头。", "巡逻队来了。", "莉娅皱眉。", "莉娅叹气。", "莉娅看着远方。", "莉娅笑了。"]
+    for text in ("你好", "我去迎接巡逻队。", "然后呢？", "还有吗？"):
+        await say(story_api, conv["id"], text)
+    base = f"/v1/conversations/{conv['id']}/story/{lia['id']}/quarantine"
+    assert (await story_api.client.get(base, headers=ALICE)).status_code == 403  # admins only
+    [rec] = (await story_api.client.get(base, headers=ADMIN)).json()
+    assert rec["eventId"] == "ev-key" and rec["status"] == "quarantined" and rec["attemptPositions"] == [3, 5, 7]
+    released = await story_api.client.post(f"{base}/{rec['id']}/release", headers=ADMIN)
+    assert released.status_code == 200 and released.json()["status"] == "released"
+    s = await saved_state(engine, conv["id"], lia["id"])
+    assert [e.settle_key for e in s.events if e.closed] == ["ev-key"] and s.quarantined_ids == []
+    again = await story_api.client.post(f"{base}/{rec['id']}/release", headers=ADMIN)
+    assert again.status_code == 409 and again.json()["code"] == "quarantine_resolved"
+    # the next turn settles the released event again (this time it is assessed)
+    world.handlers["story.settle"] = dict(unknown, status="assessed")
+    t5 = await say(story_api, conv["id"], "我们走吧。")
+    assert "narrative_settle_event:settled" in t5["agentMessages"][0]["metadata"]["story"]["toolCalls"], t5["agentMessages"][0]["metadata"]["story"]
+    s = await saved_state(engine, conv["id"], lia["id"])
+    assert not any(e.closed for e in s.events) and "ev-key" in s.narrative.clock.settled_event_ids
+    assert (await story_api.client.get(base, headers=ADMIN)).json() == []
+    listed = (await story_api.client.get(f"{base}?status=released", headers=ADMIN)).json()
+    assert [r["id"] for r in listed] == [rec["id"]]
+    missing = await story_api.client.post(f"{base}/nope/discard", headers=ADMIN)
+    assert missing.status_code == 404
+
+
+async def test_a_discarded_record_stays_out_of_the_state(story_api, world, engine) -> None:
+    from tests.integration.story.conftest import CUE_PATROL, NORMAL
+
+    conv, (lia, _, _) = await story_group(story_api, world)
+    world.handlers["story.prepare"] = [NORMAL, CUE_PATROL, NORMAL, NORMAL]
+    world.handlers["story.settle"] = {"status": "unknown", "emotion": None, "new_pursuit": "", "line_progress": [],
+                                      "completed_goals": []}  # fmt: skip
+    world.handlers["actor"] = ["莉娅点点头。", "巡逻队来了。", "莉娅皱眉。", "莉娅叹气。"]
+    for text in ("你好", "我去迎接巡逻队。", "然后呢？", "还有吗？"):
+        await say(story_api, conv["id"], text)
+    base = f"/v1/conversations/{conv['id']}/story/{lia['id']}/quarantine"
+    [rec] = (await story_api.client.get(base, headers=ADMIN)).json()
+    before = await state_row(engine, conv["id"], lia["id"])
+    resp = await story_api.client.post(f"{base}/{rec['id']}/discard", headers=ADMIN)
+    assert resp.status_code == 200 and resp.json()["status"] == "discarded" and resp.json()["resolvedAt"]
+    after = await state_row(engine, conv["id"], lia["id"])
+    assert after.revision == before.revision  # discarding does not touch the state
+    report = (await story_api.client.get(f"/v1/conversations/{conv['id']}/story/{lia['id']}", headers=ALICE)).json()
+    assert report["report"]["quarantine"] == []
+
+
+async def test_a_state_that_cannot_fit_halts_the_story_with_state_too_large_instead_of_looping(story_api, world,
+                                                                                               engine) -> None:
+    conv, (lia, _, _) = await story_group(story_api, world, story={**STORY_ON, "maxStateBytes": 4000})
+    world.handlers["actor"] = ["莉娅点点头。", "莉娅转过身。", "莉娅笑了。"]
+    t1 = await say(story_api, conv["id"], "你好")
+    story = t1["agentMessages"][0]["metadata"]["story"]
+    assert story["outcome"] == "state_too_large", story
+    assert {"state_compacted", "state_too_large"} <= _codes(t1["agentMessages"][0]["metadata"])
+    row = await state_row(engine, conv["id"], lia["id"])
+    assert row.status == "state_too_large" and len(row.envelope) <= 4000
+    calls = len(story_calls(world))
+    for text in ("还在吗？", "莉娅？"):
+        t = await say(story_api, conv["id"], text)
+        assert t["agentMessages"], t  # the reply still goes out
+        assert t["agentMessages"][0]["metadata"]["story"]["prepareOutcome"] == "no_story"
+    assert len(story_calls(world)) == calls  # halted: no adoption loop, no paid model calls
+    report = (await story_api.client.get(f"/v1/conversations/{conv['id']}/story/{lia['id']}", headers=ALICE)).json()
+    assert report["status"] == "state_too_large" and report["lastFailure"]["reason"].startswith("state_too_large")
+    assert report["failureCount"] >= 2

@@ -40,11 +40,13 @@ async def test_three_turns_adopt_saved_prose_and_settle_only_on_evidence(story_a
     assert edit.status_code == 200, edit.text
 
     t2 = await say(story_api, conv["id"], U2)
-    advance = requests(world, "story.advance")[0].messages[-1].content
-    assert A1_EDITED in advance and A1 not in advance and U2 not in advance
+    # A1 was adopted in the background right after turn 1; the edit makes turn 2 adopt again.
+    advances = [r.messages[-1].content for r in requests(world, "story.advance")]
+    assert any(A1_EDITED in a and A1 not in a and U2 not in a for a in advances)
     s2 = await saved_state(engine, conv["id"], lia["id"])
     a2 = t2["agentMessages"][0]
     assert s2.accepted_message_id == a1["id"] and s2.pending_actor.message_id == a2["id"]
+    assert s2.events, (t2["agentMessages"][0]["metadata"]["story"], s2)
     assert [r.message_id for r in s2.events[0].refs] == [a1["id"]]
     assert t2["agentMessages"][0]["metadata"]["story"]["revision"] == 2
 
@@ -57,3 +59,21 @@ async def test_three_turns_adopt_saved_prose_and_settle_only_on_evidence(story_a
     done = {g.id for g in s3.narrative.cycle.pending if g.done}
     assert done == {"g0"}  # g1's evidence does not occur in the accepted text
     assert s3.world.foreground.id == "bg-patrol"
+
+
+async def test_continue_is_the_seeds_continue_action(story_api, world, engine) -> None:
+    """A Continue prepares a turn keyed by the source position and anchored to the last user
+    message; its reply waits for acceptance like any other."""
+    conv, (lia, _, _) = await story_group(story_api, world)
+    world.handlers["actor"] = [A1, A2]
+    t1 = await say(story_api, conv["id"], U1)
+    resp = await story_api.client.post(f"/v1/conversations/{conv['id']}/continue", json={"agentId": lia["id"]},
+                                       headers=ALICE)  # fmt: skip
+    assert resp.status_code == 201, resp.text
+    body = resp.json()
+    story = body["agentMessages"][0]["metadata"]["story"]
+    assert story["outcome"] == "waiting_for_acceptance" and story["guided"]
+    state = await saved_state(engine, conv["id"], lia["id"])
+    assert state.pending_actor.message_id == body["agentMessages"][0]["id"]
+    assert state.pending_actor.action_kind == "continue"
+    assert state.pending_actor.user_message_id == t1["userMessage"]["id"]

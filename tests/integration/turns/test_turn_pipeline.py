@@ -31,7 +31,9 @@ async def test_llm_selection_is_used_when_valid(turn_api: Api, world: World, eng
     meta = body["agentMessages"][0]["metadata"]
     assert SEED_KEYS <= set(meta)
     assert meta["selectedBy"] == "llm" and meta["source"] == "group_chat_agent" and meta["replyKind"] == "primary"
-    assert set(meta["orchestration"]) == {"intent", "selection", "speakingContext", "crossReplyPlan", "quality"}
+    # Saved the moment it passed its checks: the cross-reply plan comes later (cross replies carry it).
+    assert set(meta["orchestration"]) == {"intent", "selection", "speakingContext", "quality"}
+    assert meta["speculation"] in ("hit", "miss")  # the selector ran, so the fallback's pick was speculated
     rows = await _decisions(engine, body["turnId"])
     assert len(rows) == 3
     chosen = [r for r in rows if r.selected]
@@ -142,7 +144,7 @@ async def test_second_turn_while_one_runs_is_409(turn_api: Api, world: World, en
     running = await start_turn(sessions, "alice", conv["id"], "我今天好难过", None, stale_after_s=600)
     second = await post_turn(turn_api, conv["id"], "还有一件事")
     assert second.status_code == 409 and second.json()["code"] == "turn_in_progress"
-    assert second.headers["retry-after"] == "2"
+    assert 1 <= int(second.headers["retry-after"]) <= 10  # the running turn's remaining lease
     assert second.json()["details"]["runningTurnId"] == running.turn.id
     page = (await turn_api.client.get(f"/v1/conversations/{conv['id']}/messages", headers=ALICE)).json()
     assert [m["content"] for m in page["items"]] == ["我今天好难过"]
@@ -157,8 +159,10 @@ async def test_sse_events_arrive_in_order(turn_api: Api, world: World) -> None:
     resp = await turn_api.client.post(f"/v1/conversations/{conv['id']}/turns", json={"content": "我今天好难过"},
                                       headers={**ALICE, "accept": "text/event-stream"})  # fmt: skip
     events = [line.split(":", 1)[1].strip() for line in resp.text.splitlines() if line.startswith("event:")]
-    assert events == ["turn.started", "turn.emotion", "turn.selection", "message.created", "suggestions.ready",
-                      "turn.completed"]
+    deltas_merged = [e for i, e in enumerate(events) if not (e == "message.delta" and events[i - 1] == e)]
+    # Suggestions never delay turn.completed: they follow it on the same stream.
+    assert deltas_merged == ["turn.started", "turn.emotion", "turn.selection", "message.delta", "message.created",
+                             "turn.completed", "suggestions.ready"]
 
 
 async def test_turn_can_be_read_back_and_metrics_are_written(turn_api: Api, world: World, engine) -> None:

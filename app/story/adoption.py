@@ -1,0 +1,116 @@
+"""Story adoption in the background: the reply a turn saved is adopted (the world advanced on
+its saved text) right after that turn, instead of in front of the next turn's actor.
+
+The adopted state goes into ``story_states.adopted_envelope`` with ``adoption`` (which message,
+its content hash then, the revision it adopted from, the tool calls) by a conditional write on the row's unchanged
+``revision``: a turn that wrote the row meanwhile wins and the adoption is simply not used.
+``envelope`` itself stays the pre-adoption state, so when the user edits the reply before the
+next turn, that turn sees a different content hash and adopts the edited text itself.
+
+In-process, the next turn of the same agent waits (bounded) for an adoption still running;
+another server process just adopts in the turn, as without this feature.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import msgspec
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.db.models import Message, StoryState, utcnow
+from app.story import repository
+from app.story.messages import load_history
+from app.story.repository import StoredState, StoryScope
+from story.coordinator.turn import BeforeActorInput, StoryCoordinator
+from story.tools.common import StoryContext
+
+log = logging.getLogger("app.story")
+Key = tuple[str, str, str]
+
+
+class Adopted(msgspec.Struct, frozen=True):
+    envelope: bytes
+    tool_calls: list[str]
+    diagnostics: list[Any]
+    usage: dict[str, Any]
+
+
+class BackgroundAdoption:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self.sessions = sessions
+        self.running: dict[Key, asyncio.Task[None]] = {}
+
+    def schedule(self, scope: StoryScope, coordinator: StoryCoordinator, build: Any, *, pending_id: str,
+                 last_seq: int, names: dict[str, str], max_state_bytes: int) -> None:  # fmt: skip
+        key = (scope.owner_id, scope.conversation_id, scope.agent_id)
+        task = asyncio.ensure_future(self._run(scope, coordinator, build, pending_id, last_seq, names, max_state_bytes))
+        self.running[key] = task
+        task.add_done_callback(lambda t: self.running.pop(key, None) if self.running.get(key) is t else None)
+
+    async def wait(self, scope: StoryScope, timeout_s: float) -> None:
+        task = self.running.get((scope.owner_id, scope.conversation_id, scope.agent_id))
+        if task is not None:
+            await asyncio.wait({task}, timeout=timeout_s)
+
+    async def close(self) -> None:
+        for task in list(self.running.values()):
+            task.cancel()
+
+    async def _run(self, scope: StoryScope, coordinator: StoryCoordinator, build: Any, pending_id: str,
+                   last_seq: int, names: dict[str, str], max_state_bytes: int) -> None:  # fmt: skip
+        try:
+            async with self.sessions() as session:
+                stored = await repository.read(session, scope)
+                if stored is None or stored.envelope is None:
+                    return
+                history = await load_history(session, scope.conversation_id, last_seq + 1, names, pending_id)
+                before = await _content_hash(session, pending_id)
+            inp: BeforeActorInput = build(stored.envelope, history)
+            res = await coordinator.adopt_pending(inp, max_state_bytes)
+            if res.payload is None:
+                return
+            async with self.sessions() as session:
+                if await _content_hash(session, pending_id) != before:  # edited while adopting
+                    return
+                adoption = {"messageId": pending_id, "contentHash": before, "revision": stored.revision, "toolCalls": list(res.tool_calls),
+                            "diagnostics": msgspec.to_builtins(res.diagnostics), "usage": msgspec.to_builtins(res.usage),
+                            "at": utcnow().isoformat()}  # fmt: skip
+                await session.execute(
+                    update(StoryState).where(StoryState.id == stored.id, StoryState.revision == stored.revision)
+                    .values(adopted_envelope=res.payload, adoption=adoption)
+                    .execution_options(synchronize_session=False)
+                )  # fmt: skip
+                await session.commit()
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - the next turn adopts itself
+            log.exception("background story adoption failed for agent %s", scope.agent_id)
+
+
+async def reusable(session: AsyncSession, stored: StoredState, pending_id: str | None) -> Adopted | None:
+    """The background adoption of ``pending_id`` when it is still valid: the row was not written
+    since, and the reply's saved text is unchanged (same content hash)."""
+    if pending_id is None:
+        return None
+    row = (await session.execute(
+        select(StoryState.adopted_envelope, StoryState.adoption).where(StoryState.id == stored.id)
+    )).first()  # fmt: skip
+    if row is None or row.adopted_envelope is None or not row.adoption:
+        return None
+    meta = row.adoption
+    if meta.get("revision") != stored.revision or meta.get("messageId") != pending_id or meta.get("contentHash") != await _content_hash(session, pending_id):
+        return None
+    return Adopted(row.adopted_envelope, list(meta.get("toolCalls") or []), list(meta.get("diagnostics") or []),
+                   dict(meta.get("usage") or {}))  # fmt: skip
+
+
+async def _content_hash(session: AsyncSession, message_id: str) -> str | None:
+    return await session.scalar(select(Message.content_hash).where(Message.id == message_id, Message.deleted_at.is_(None)))
+
+
+def story_context(turn_id: str, user_message_id: str, agent_id: str, language: str) -> StoryContext:
+    return StoryContext(request_id=turn_id, turn_id=f"{user_message_id}:{agent_id}", language=language)

@@ -1,0 +1,78 @@
+"""``POST /v1/conversations/{id}/continue``: a character carries on without a new user message.
+
+The same turn machinery as ``…/turns`` (lock, lease, idempotency, events, Story with the seed's
+Continue action), without the user message: in a group the given agent or the scorer's pick
+replies, in a direct conversation its agent. JSON, or SSE with ``Accept: text/event-stream``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, post
+from litestar.datastructures import State
+from litestar.response import ServerSentEvent
+from msgspec import Meta
+from sqlalchemy import select
+
+from app.api.schemas import ApiInput
+from app.auth.tokens import Principal
+from app.conversations.service import get_owned
+from app.db.models import ConversationMember
+from app.errors import ModelNotConfigured, ValidationFailed
+from app.turns import loader, repository
+from app.turns.controller import _run_logged, _stream
+from app.turns.stages import model_configured
+from app.turns.view import turn_view
+
+
+class ContinueCreate(ApiInput):
+    agent_id: Annotated[str, Meta(min_length=1, max_length=64)] | None = None
+    idempotency_key: Annotated[str, Meta(min_length=1, max_length=128)] | None = None
+
+
+class ContinueController(Controller):
+    path = "/v1/conversations/{conversation_id:str}/continue"
+    tags = ["turns"]
+
+    @post("/")
+    async def create(self, conversation_id: str, request: Request, principal: Principal, state: State,
+                     data: ContinueCreate | None = None) -> Response[Any]:  # fmt: skip
+        data = data or ContinueCreate()
+        if not model_configured(state.model, "actor"):
+            raise ModelNotConfigured("actor")
+        async with state.sessions() as session:
+            conv = await get_owned(session, principal.user_id, conversation_id)
+            if data.agent_id is not None:
+                if not await _is_member(session, conv.id, data.agent_id):
+                    raise ValidationFailed(f"agent {data.agent_id} is not a member of this conversation",
+                                           code="agent_not_member", details={"agentId": data.agent_id})  # fmt: skip
+            if await loader.last_user_message(session, conv.id) is None:
+                raise ValidationFailed("there is nothing to continue: the conversation has no user message yet",
+                                       code="nothing_to_continue")  # fmt: skip
+        started = await repository.start_turn(
+            state.sessions, principal.user_id, conversation_id, None, data.idempotency_key,
+            stale_after_s=state.settings.turn_timeout_s * 2,
+        )  # fmt: skip
+        if started.replay:
+            if started.turn.status == "running":
+                raise repository.TurnInProgress(started.turn.id, repository.lease_remaining_s(started.turn.lease_expires_at))
+            async with state.sessions() as session:
+                return Response(await turn_view(session, started.turn), status_code=200)
+        pipeline, agent_id = state.turn_pipeline, data.agent_id
+        sink = state.event_hub.sink(conversation_id, started.turn.id)
+        if "text/event-stream" in request.headers.get("accept", ""):
+            return ServerSentEvent(_stream(pipeline, started, sink, continue_agent_id=agent_id))
+        result = await asyncio.shield(asyncio.ensure_future(
+            _run_logged(pipeline, started, sink, sink.emit, continue_agent_id=agent_id)))  # fmt: skip
+        return Response(result, status_code=201)
+
+
+async def _is_member(session: Any, conversation_id: str, agent_id: str) -> bool:
+    found = await session.scalar(select(ConversationMember.id).where(
+        ConversationMember.conversation_id == conversation_id, ConversationMember.agent_id == agent_id))  # fmt: skip
+    return found is not None
+
+
+__all__ = ["ContinueController", "ContinueCreate"]
