@@ -17,9 +17,14 @@ from app.agents.controller import AgentController
 from app.analytics_api.controller import AnalyticsController
 from app.api.deps import provide_principal, provide_session
 from app.api.errors import EXCEPTION_HANDLERS
+from app.api.guard import guard_request
+from app.api.openapi import install as install_openapi
+from app.metrics import http_metrics_middleware, metrics_endpoint
+from app.db import timezones as _timezones  # noqa: F401 - naive SQLite timestamps read as UTC
 from app.api.health import healthz, readyz
 from app.conversations.controller import ConversationController
 from app.db.engine import create_engine, session_factory
+from app.events import feature as events_feature
 from app.db.migrate import is_at_head, upgrade
 from app.errors import SettingsError
 from app.llm.templates import PromptTemplates
@@ -28,7 +33,9 @@ from app.story import feature as story_feature
 from app.suggestions import feature as suggestions_feature
 from app.turns.pipeline import TurnPipeline
 from app.turns.weights import WeightsStore
+from app.turns.continue_controller import ContinueController
 from app.turns.controller import RegenerateController, TurnController
+from app import web
 from app.settings import Settings
 
 log = logging.getLogger("app")
@@ -73,10 +80,10 @@ def _reload_weights_on_sighup(store: WeightsStore) -> None:
 
 
 def build_pipeline(settings: Settings, sessions: Any, model: Any, templates: PromptTemplates) -> Any:
-    hooks = [h for f in FEATURES if (h := f.hooks(settings, sessions, model)) is not None]
+    plugins = [p for f in FEATURES if (p := f.plugin(settings, sessions, model)) is not None]
     return TurnPipeline(
         sessions=sessions, model=model, templates=templates, settings=settings,
-        weights=WeightsStore(settings.scoring_weights_path), hooks=hooks,
+        weights=WeightsStore(settings.scoring_weights_path), plugins=plugins,
     )
 
 
@@ -110,16 +117,22 @@ def create_app(settings: Settings, *, model: Any = None, engine: AsyncEngine | N
 
     if settings.limits.max_body_bytes <= 0:
         raise SettingsError("COMPANION_MAX_BODY_BYTES", "must be positive")
-    return Litestar(
+    app = Litestar(
         route_handlers=[
-            healthz, readyz, AgentController, ConversationController, MessageController, TurnController,
+            healthz, readyz, metrics_endpoint, AgentController, ConversationController, MessageController, TurnController, ContinueController,
             AnalyticsController, RegenerateController,
             *story_feature.route_handlers, *suggestions_feature.route_handlers,
+            *events_feature.route_handlers,
+            *web.route_handlers,
         ],  # fmt: skip
         dependencies={"session": Provide(provide_session), "principal": Provide(provide_principal, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
-        lifespan=[lifespan],
+        before_request=guard_request,
+        middleware=[http_metrics_middleware],
+        lifespan=[lifespan, events_feature.lifespan],
         state=State({"settings": settings}),
         request_max_body_size=settings.limits.max_body_bytes,
         openapi_config=OpenAPIConfig(title="Companion group-chat backend", version="0.1.0", path="/schema"),
     )
+    install_openapi(app)  # every error status documented with the one error shape
+    return app

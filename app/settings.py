@@ -49,7 +49,12 @@ class Settings(msgspec.Struct, frozen=True):
     recent_window: int = 12
     cross_reply_rounds: int = 1
     turn_timeout_s: float = 120.0
+    turn_speculation: bool = True  # start the fallback scorer's pick while the LLM selector runs
+    quality_check: bool = False  # the LLM quality judge (stage "quality") on every reply: app/turns/judge.py
     scoring_weights_path: Path | None = None
+    dev_tokens: bool = False  # POST /v1/dev/token hands out tokens for any user name: development only
+    metrics: str = "admin"  # GET /metrics: off | admin (needs an admin token) | open (issue 11)
+    log_format: str = "text"  # text | json (one JSON object per line)
     llm: Any = None  # app.llm.config.LLMSettings, loaded lazily to keep this module light
 
     @property
@@ -67,7 +72,12 @@ _SCALARS: list[tuple[str, str, str, type]] = [
     ("recent_window", "RECENT_WINDOW", "turns.recentWindow", int),
     ("cross_reply_rounds", "CROSS_REPLY_ROUNDS", "turns.crossReplyRounds", int),
     ("turn_timeout_s", "TURN_TIMEOUT_S", "turns.timeoutS", float),
+    ("turn_speculation", "TURN_SPECULATION", "turns.speculation", bool),
+    ("quality_check", "QUALITY_CHECK", "turns.qualityCheck", bool),
     ("scoring_weights_path", "SCORING_WEIGHTS", "turns.scoringWeights", Path),
+    ("dev_tokens", "DEV_TOKENS", "auth.devTokens", bool),
+    ("metrics", "METRICS", "server.metrics", str),
+    ("log_format", "LOG_FORMAT", "server.logFormat", str),
 ]
 _LIMITS: list[tuple[str, str, str]] = [
     ("max_message_chars", "MAX_MESSAGE_CHARS", "limits.maxMessageChars"),
@@ -90,6 +100,14 @@ def _dig(table: Mapping[str, Any], dotted: str) -> Any:
 
 def _coerce(name: str, raw: Any, kind: type) -> Any:
     try:
+        if kind is bool:
+            if isinstance(raw, bool):
+                return raw
+            if str(raw).strip().lower() in {"1", "true", "yes", "on"}:
+                return True
+            if str(raw).strip().lower() in {"0", "false", "no", "off"}:
+                return False
+            raise ValueError
         if kind is int:
             if isinstance(raw, bool):
                 raise ValueError
@@ -167,6 +185,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         raise SettingsError("COMPANION_PORT", "must be between 1 and 65535")
     if values.get("log_level", "INFO").upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
         raise SettingsError("COMPANION_LOG_LEVEL", "must be one of DEBUG, INFO, WARNING, ERROR")
+    if values.get("metrics", "admin") not in {"off", "admin", "open"}:
+        raise SettingsError("COMPANION_METRICS", "must be one of off, admin, open")
+    if values.get("log_format", "text") not in {"text", "json"}:
+        raise SettingsError("COMPANION_LOG_FORMAT", "must be text or json")
     if not 2 <= values.get("recent_window", 12) <= 200:
         raise SettingsError("COMPANION_RECENT_WINDOW", "must be between 2 and 200")
     if not 0 <= values.get("cross_reply_rounds", 1) <= 3:

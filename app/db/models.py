@@ -133,6 +133,11 @@ class Turn(Base):
     error: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # --- running-turn lease (issue 11, migration 0008) ---
+    # While running, the owning process renews this every few seconds; a lease past it is stale
+    # (its process died) and the next turn may take the conversation over.
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # --- end running-turn lease ---
 
 
 class Message(Base):
@@ -301,3 +306,68 @@ class StoryState(Base):
     last_outcome: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # The background adoption of the pending reply (app/story/adoption.py): the adopted state and
+    # ``adoption`` = {messageId, contentHash, toolCalls, diagnostics, usage, at} — for that
+    # message as it read then. Written only while ``revision`` is unchanged; ``envelope`` stays
+    # the pre-adoption state, so an edited reply is adopted again from it.
+    adopted_envelope: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    adoption: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
+
+
+# -- issue 14 (Story that lasts a long roleplay): quarantined Story events, outside the state ------
+# Retention (app/story/repository.py): per story state at most QUARANTINE_KEEP records and none
+# older than QUARANTINE_MAX_AGE; resolved (released/discarded) ones go first. Migration 0007.
+
+
+class StoryQuarantine(Base):
+    """An event whose settlement stayed unknown (or a reply whose world settlement was given up),
+    kept with its evidence refs (message ids + hashes, never text) for an admin to release
+    (re-queue for settlement) or discard."""
+
+    __tablename__ = "story_quarantine"
+    __table_args__ = (
+        UniqueConstraint("state_id", "event_id", name="uq_story_quarantine_event"),
+        Index("ix_story_quarantine_conversation", "conversation_id", "agent_id"),
+        Index("ix_story_quarantine_created", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    state_id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), ForeignKey("story_states.id", ondelete="CASCADE"))
+    owner_id: Mapped[str] = mapped_column(String(128))
+    conversation_id: Mapped[str] = mapped_column(String(32), ForeignKey("conversations.id", ondelete="CASCADE"))
+    agent_id: Mapped[str] = mapped_column(String(32))
+    event_id: Mapped[str] = mapped_column(String(160))  # the settle key (event id, "#segment" after the first)
+    reason: Mapped[str] = mapped_column(String(500))
+    record: Mapped[dict[str, Any]] = mapped_column(JsonType)  # story.coordinator.envelope.QuarantineRecord
+    status: Mapped[str] = mapped_column(String(16), default="quarantined")  # quarantined | released | discarded
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+# -- end issue 14 -------------------------------------------------------------------------------
+
+
+# -- issue 10 (reconnect without losing the turn): the durable SSE event log -----------------------
+
+
+class ConversationEvent(Base):
+    """One SSE event of a conversation; ``id`` is the SSE ``id`` a client resumes from.
+
+    Ids only grow (SQLite ``AUTOINCREMENT``; on PostgreSQL writers of one conversation are
+    serialised by an advisory lock, so commit order is id order). Retention: ``app/events/log.py``.
+    """
+
+    __tablename__ = "conversation_events"
+    __table_args__ = (
+        Index("ix_conversation_events_conversation_id", "conversation_id", "id"),
+        Index("ix_conversation_events_created", "created_at"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    conversation_id: Mapped[str] = mapped_column(String(32), ForeignKey("conversations.id", ondelete="CASCADE"))
+    turn_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    event: Mapped[str] = mapped_column(String(64))
+    data: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
