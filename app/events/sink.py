@@ -1,7 +1,8 @@
 """``TurnEventSink``: the one place a turn's events go (the SSE response of the POST, the log and
 live followers).
 
-Durable events are written at once and get their id. ``message.delta`` events are not written one
+Durable events are written in emit order and get their id; events emitted while a write is in
+flight go into the next write together, and ``emit_nowait`` lets the turn go on without waiting. ``message.delta`` events are not written one
 by one: consecutive deltas of a draft are joined in memory and written as one ``message.delta``
 row (joined text, offset of the first piece) at most every ``flush_every_s``, and always before the
 next durable event of the turn, so the log keeps the emit order. Followers in this process see
@@ -41,6 +42,14 @@ class _Draft:
         return DELTA, {**self.data, "delta": "".join(self.pieces), "offset": self.start}
 
 
+class _Batch:
+    __slots__ = ("rows", "task")
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, dict[str, Any]]] = []
+        self.task: asyncio.Future[list[int]]
+
+
 class TurnEventSink:
     """One per turn. ``emit`` is the pipeline's ``Emit``; ``close()`` flushes (call it in ``finally``)."""
 
@@ -55,15 +64,38 @@ class TurnEventSink:
         self._ends: dict[str, int] = {}  # draft id → chars seen so far (when a delta has no offset)
         self._timer: asyncio.TimerHandle | None = None
         self._tail: asyncio.Future[list[int]] | None = None
+        self._next: _Batch | None = None  # the write queued behind ``_tail``, still taking rows
         self._closed = False
 
     async def emit(self, event: str, data: dict[str, Any]) -> int | None:
+        return await asyncio.shield(self.enqueue(event, data))  # a cancelled turn still logs what it announced
+
+    async def emit_nowait(self, event: str, data: dict[str, Any]) -> None:
+        """The pipeline's ``Emit`` when nobody needs the id now: the turn never waits for the log."""
+        self.enqueue(event, data)
+
+    def enqueue(self, event: str, data: dict[str, Any]) -> asyncio.Future[int | None]:
+        """Queue ``event`` in emit order; the future gives its id once written. Events queued
+        while the previous write is in flight go into the next write together (one transaction
+        for a burst, instead of one per event)."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[int | None] = loop.create_future()
         if event == DELTA:
             self._add_delta(data)
-            return None
-        task = self._write(self._take_pending() + [(event, data)])
-        ids = await asyncio.shield(task)  # a cancelled turn still logs what it announced
-        return ids[-1] if ids else None
+            done.set_result(None)
+            return done
+        rows = self._take_pending() + [(event, data)]
+        batch, start = self._batch_for(rows)
+        index = start + len(rows) - 1
+
+        def resolve(task: asyncio.Future[list[int]]) -> None:
+            if done.done():
+                return
+            ids = task.result() if not task.cancelled() and task.exception() is None else []
+            done.set_result(ids[index] if index < len(ids) else None)
+
+        batch.task.add_done_callback(resolve)
+        return done
 
     async def close(self) -> None:
         """Write what is pending and wait for every write; then prune this conversation's log."""
@@ -125,16 +157,29 @@ class TurnEventSink:
 
     # -- writes, chained in order -----------------------------------------------------------------
 
-    def _write(self, batch: list[tuple[str, dict[str, Any]]]) -> asyncio.Future[list[int]]:
-        task = asyncio.ensure_future(self._write_after(self._tail, batch))
-        self._tail = task
-        return task
+    def _write(self, rows: list[tuple[str, dict[str, Any]]]) -> asyncio.Future[list[int]]:
+        return self._batch_for(rows)[0].task
 
-    async def _write_after(self, previous: asyncio.Future[list[int]] | None, batch: list[tuple[str, dict[str, Any]]]) -> list[int]:
+    def _batch_for(self, rows: list[tuple[str, dict[str, Any]]]) -> tuple[_Batch, int]:
+        """The write not started yet (joined), or a new one chained after the last; and where
+        ``rows`` start in it."""
+        batch = self._next
+        if batch is None:
+            batch = _Batch()
+            batch.task = asyncio.ensure_future(self._write_after(self._tail, batch))
+            self._tail = batch.task
+            self._next = batch
+        start = len(batch.rows)
+        batch.rows.extend(rows)
+        return batch, start
+
+    async def _write_after(self, previous: asyncio.Future[list[int]] | None, batch: _Batch) -> list[int]:
         if previous is not None:
             await asyncio.wait([previous])
+        if self._next is batch:
+            self._next = None  # from here on, new rows go into the next write
         try:
-            return await self.hub.append(self.conversation_id, self.turn_id, batch)
+            return await self.hub.append(self.conversation_id, self.turn_id, batch.rows)
         except Exception:  # noqa: BLE001 - the turn and its saved messages matter more than the log
-            logger.warning("could not log %d conversation event(s) of turn %s", len(batch), self.turn_id, exc_info=True)
+            logger.warning("could not log %d conversation event(s) of turn %s", len(batch.rows), self.turn_id, exc_info=True)
             return []

@@ -65,7 +65,7 @@ class ContinueController(Controller):
         if "text/event-stream" in request.headers.get("accept", ""):
             return ServerSentEvent(_stream(pipeline, started, sink, continue_agent_id=agent_id))
         result = await asyncio.shield(asyncio.ensure_future(
-            _run_logged(pipeline, started, sink, sink.emit, continue_agent_id=agent_id)))  # fmt: skip
+            _run_logged(pipeline, started, sink, sink.emit_nowait, continue_agent_id=agent_id)))  # fmt: skip
         return Response(result, status_code=201)
 
 

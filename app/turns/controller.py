@@ -52,7 +52,7 @@ class TurnController(Controller):
             return ServerSentEvent(_stream(pipeline, started, state.event_hub.sink(conversation_id, started.turn.id)))
         # The turn finishes even if the client goes away: the user message is already accepted.
         sink = state.event_hub.sink(conversation_id, started.turn.id)  # logged for GET …/events followers
-        result = await asyncio.shield(asyncio.ensure_future(_run_logged(pipeline, started, sink, sink.emit)))
+        result = await asyncio.shield(asyncio.ensure_future(_run_logged(pipeline, started, sink, sink.emit_nowait)))
         return Response(result, status_code=201)
 
     @get("/{turn_id:str}")
@@ -77,10 +77,10 @@ async def _run_logged(pipeline: Any, started: Any, sink: TurnEventSink, emit: An
 
 async def _stream(pipeline: Any, started: Any, sink: TurnEventSink, **options: Any) -> AsyncIterator[dict[str, Any]]:
     """Every event goes through the sink; a logged one carries its log id (deltas have none)."""
-    queue: asyncio.Queue[tuple[str, dict[str, Any], int | None] | None] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[str, dict[str, Any], asyncio.Future[int | None]] | None] = asyncio.Queue()
 
-    async def emit(event: str, data: dict[str, Any]) -> None:
-        await queue.put((event, data, await sink.emit(event, data)))
+    async def emit(event: str, data: dict[str, Any]) -> None:  # the turn never waits for the log
+        queue.put_nowait((event, data, sink.enqueue(event, data)))
 
     async def run() -> None:
         try:
@@ -90,7 +90,8 @@ async def _stream(pipeline: Any, started: Any, sink: TurnEventSink, **options: A
 
     task = asyncio.ensure_future(run())  # keeps running if the client disconnects
     while (item := await queue.get()) is not None:
-        event, data, event_id = item
+        event, data, logged = item
+        event_id = await asyncio.shield(logged)
         out: dict[str, Any] = {"event": event, "data": json.dumps(data, ensure_ascii=False, default=str)}
         if event_id is not None:
             out["id"] = event_id

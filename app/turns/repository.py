@@ -165,30 +165,37 @@ async def start_turn(
     """``content`` None starts a Continue turn: the lock and the turn row, no user message."""
     async with sessions() as session:
         conv = await get_owned(session, owner_id, conversation_id)
-        await session.commit()
-        await _release_stale(session, conversation_id, stale_after_s)
-        if idempotency_key and (found := await _by_key(session, conversation_id, idempotency_key)):
-            return await _replay(session, found, content, conv)
-        turn = Turn(
-            id=new_id(), conversation_id=conversation_id, owner_id=owner_id, status="running",
-            idempotency_key=idempotency_key, running_lock=conversation_id,
-            lease_expires_at=utcnow() + timedelta(seconds=LEASE_S),
-        )  # fmt: skip
-        session.add(turn)
-        try:
-            await session.flush()
-            message = None
-            if content is not None:
-                message = await insert_message(session, conversation_id, role="user", content=content, turn_id=turn.id)
-                turn.user_message_id = message.id
-            await session.commit()
-        except IntegrityError:
-            await session.rollback()
-            if idempotency_key and (found := await _by_key(session, conversation_id, idempotency_key)):
+        await session.commit()  # end the read: the turn row is the first write of its transaction
+        if idempotency_key:  # a crashed turn's key replays as the failed turn it is
+            await _release_stale(session, conversation_id, stale_after_s)
+            if found := await _by_key(session, conversation_id, idempotency_key):
                 return await _replay(session, found, content, conv)
-            raise await _in_progress(session, conversation_id) from None
-        await session.refresh(conv)
-        return StartedTurn(turn, message, conv, replay=False)
+        for attempt in (1, 2):
+            message_id = new_id() if content is not None else None
+            turn = Turn(
+                id=new_id(), conversation_id=conversation_id, owner_id=owner_id, status="running",
+                idempotency_key=idempotency_key, running_lock=conversation_id, user_message_id=message_id,
+                lease_expires_at=utcnow() + timedelta(seconds=LEASE_S),
+            )  # fmt: skip
+            session.add(turn)
+            try:
+                await session.flush()
+                message = None
+                if content is not None:
+                    message = await insert_message(session, conversation_id, role="user", content=content,
+                                                   turn_id=turn.id, message_id=message_id)  # fmt: skip
+                await session.commit()
+                return StartedTurn(turn, message, conv, replay=False)
+            except IntegrityError:
+                await session.rollback()
+                await session.refresh(conv)
+                if idempotency_key and (found := await _by_key(session, conversation_id, idempotency_key)):
+                    return await _replay(session, found, content, conv)
+                if attempt == 1:  # the lock is held: a crashed turn's stale lease is released, then once more
+                    await _release_stale(session, conversation_id, stale_after_s)
+                    continue
+                raise await _in_progress(session, conversation_id) from None
+        raise AssertionError("unreachable")
 
 
 async def finish_turn(
