@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from datetime import timedelta
 
 from sqlalchemy import func, select, update
@@ -25,6 +27,7 @@ async def test_a_conversation_keeps_its_newest_events(hub: EventHub, conversatio
 
 
 async def test_events_older_than_the_retention_are_pruned(hub: EventHub, conversation_id: str) -> None:
+    hub._last_prune = time.monotonic()  # no background prune racing the one under test
     old, new = await hub.append(conversation_id, "t1", [("turn.started", {}), ("turn.completed", {})])
     async with hub.sessions() as s, s.begin():
         await s.execute(update(ConversationEvent).where(ConversationEvent.id == old)
