@@ -140,7 +140,11 @@ class StoryHooks(TurnPlugin):
             result = BeforeActorResult("no_story", diagnostics=[Diagnostic("story_error", f"{type(exc).__name__}: {exc}"[:500])])
         token = StoryToken(cfg, stored, result, _ms(t0), adopted_in_background=adopted is not None)
         material = f"{WRITER_STAGE_INSTRUCTIONS}\n{result.guidance.content}" if result.guidance else None
-        return ActorPrep(stage_material=material, token=token)
+        refuse = None
+        if result.outcome == "advance_pending":  # the seed's recovery table: this request fails, retry later
+            refuse = ("story_advance_pending: the world settlement of this agent's previous reply failed; "
+                      "retry (after a few failures it is given up and quarantined)")
+        return ActorPrep(stage_material=material, token=token, refuse=refuse)
 
     async def reply_ready(self, info: TurnInfo, agent_id: str, prep: ActorPrep, message_id: str, text: str) -> ReplyExtras:
         """Finalize the state for the reply about to be saved and announce the expected outcome

@@ -284,6 +284,12 @@ class TurnPipeline:
     async def _primary(self, ctx: TurnContext, run: TurnRun, emit: Emit, job: Job) -> None:
         info, agent = ctx.info, ctx.agents.rows[job.agent_id]
         preps: Preps = [(p, await p.before_actor(info, job.agent_id)) for p in self.plugins]
+        refused = [p.refuse for _, p in preps if p.refuse]
+        if refused:  # no actor call; dropped with the reason, after the selection like any reply
+            await job.confirmed.wait()
+            dropped = Reply(agent_id=job.agent_id, text="", dropped=True, problems=refused, attempts=0)
+            await self._finish_reply(ctx, run, emit, dropped, preps, "actor", speculation=job.speculation)
+            return
         material = "\n\n".join(p.stage_material for _, p in preps if p.stage_material) or None
         request = actor_request(self.templates, agent, language=info.language, transcript=ctx.transcript,
                                 user_text=info.user_text, others=ctx.others(job.agent_id), stage_material=material,

@@ -58,6 +58,9 @@ class TurnInfo(msgspec.Struct, kw_only=True):
 class ActorPrep(msgspec.Struct, kw_only=True):
     stage_material: str | None = None
     token: Any = None
+    # A reason this agent must not reply this turn (Story: the previous reply's world settlement
+    # failed, and the seed's recovery table fails the request rather than fake "no change").
+    refuse: str | None = None
 
 
 class StageMetric(msgspec.Struct, kw_only=True):

@@ -32,7 +32,8 @@ rules refine it and stand on their own where they are explicit:
   ``classifier.FAMILY``).
 
 Comfort is its own decision: needed when the label is sad, lonely, anxious, stressed or angry,
-when the classifier's class is neutral but its probability of sad + angry + anxious reaches the
+when the label ends up neutral (the classifier's class is neutral, or a sad / angry / anxious
+guess too weak for a short line) but its probability of sad + angry + anxious reaches the
 language's ``comfort_threshold`` (the text sounds upset although no emotion won; a happy class is
 left alone, so a happy user is not handed to the comforter), or when the user asks
 for it ("陪陪我", "I need a hug"), unless the text declines it ("不用安慰我", "don't worry
@@ -50,7 +51,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from scheduling.emotion.classifier import FAMILY, MAX_CHARS, EmotionClassifier, Prediction, default_classifier
+from scheduling.emotion.classifier import (
+    FAMILY, MAX_CHARS, EmotionClassifier, LanguageModel, Prediction, default_classifier,
+)
 from scheduling.emotion.model import PrimaryEmotion, SocialEnergy, UserEmotion
 from scheduling.keywords import Cues
 
@@ -201,19 +204,29 @@ def _classifier_label(
     if prediction is None:
         return None
     model = classifier.model(prediction.language)
-    if model is None or sum(len(v) for v in found.values()) >= model.keyword_hits:
+    if model is None:
+        return None
+    label = refine_label(found, fired, prediction, model, text)
+    return None if label is None else (label, prediction)
+
+
+def refine_label(
+    found: dict[str, list[str]], fired: list[str], prediction: Prediction, model: LanguageModel, text: str,
+) -> str | None:
+    """The label used for the classifier's ``prediction`` (see the module docstring); None when the
+    keyword rules stand alone. Shared with the trainer, which tunes the class biases through it."""
+    if sum(len(v) for v in found.values()) >= model.keyword_hits:
         return None
     if fired and fired[0] not in model.labels and len(found[fired[0]]) >= 2:
         return None  # an explicit label the classifier cannot have ("压力太大了，撑不住": stressed)
     if "confused" in fired and prediction.label != "angry" and ADVICE_CUES.search(text):
-        return "confused", prediction  # asks what to do: the seed's reading, not the worry it implies
+        return "confused"  # asks what to do: the seed's reading, not the worry it implies
     short = len(text.strip()) < _SHORT_CHARS
     if short and prediction.label != "neutral" and not fired and prediction.probability < model.floor:
-        return "neutral", prediction  # a weak guess on a short line with no emotion word stays neutral
+        return "neutral"  # a weak guess on a short line with no emotion word stays neutral
     if short and prediction.label == "neutral" and fired:
-        return fired[0], prediction  # a short line's emotion word is most of its evidence ("好焦虑")
-    label = next((name for name in fired if FAMILY[name] == prediction.label), prediction.label)
-    return label, prediction
+        return fired[0]  # a short line's emotion word is most of its evidence ("好焦虑")
+    return next((name for name in fired if FAMILY[name] == prediction.label), prediction.label)
 
 
 def heuristic_emotion(text: str) -> UserEmotion:
@@ -240,7 +253,7 @@ def fallback_emotion(text: str, classifier: EmotionClassifier | None | object = 
         label, prediction = learned
         primary = label  # type: ignore[assignment]
         lang_model = model.model(prediction.language)  # type: ignore[union-attr]
-        upset = (label == "neutral" and prediction.label == "neutral" and lang_model is not None
+        upset = (label == "neutral" and prediction.label != "happy" and lang_model is not None
                  and prediction.comfort_probability >= lang_model.comfort_threshold
                  and len(text.strip()) >= _UPSET_MIN_CHARS)
         agreeing = list(found.get(label, []))  # the keywords of the label used, if any

@@ -67,9 +67,15 @@ async def test_advance_failure_keeps_the_old_state_and_retries_next_turn(story_a
     world.handlers["actor"] = ["莉娅点点头。", "莉娅沉默了。", "莉娅笑了。"]
     world.handlers["story.advance"] = RuntimeError("model down")  # in the background after t1, and in t2
     t1 = await say(story_api, conv["id"], "你好")
-    t2 = await say(story_api, conv["id"], "然后呢")
-    story = t2["agentMessages"][0]["metadata"]["story"]
-    assert story["outcome"] == "advance_pending" and not story["guided"] and story["revision"] == 1
+    # The seed's recovery table: the request fails and waits for recovery (no reply pretending
+    # nothing changed); the user message stays, the state keeps the old pending reply.
+    t2 = (await story_api.client.post(f"/v1/conversations/{conv['id']}/turns", json={"content": "然后呢"},
+                                      headers=ALICE)).json()  # fmt: skip
+    assert t2["status"] == "failed" and t2["agentMessages"] == []
+    assert t2["error"]["code"] == "all_replies_dropped"
+    assert t2["error"]["details"]["agents"][0]["problems"] == ["story_advance_pending"]
+    row = await state_row(engine, conv["id"], lia["id"])
+    assert row.revision == 1 and row.last_outcome["kind"] == "advance_pending"
     assert (await saved_state(engine, conv["id"], lia["id"])).pending_actor.message_id == t1["agentMessages"][0]["id"]
     world.handlers["story.advance"] = ADV
     t3 = await say(story_api, conv["id"], "再说说")
