@@ -99,38 +99,13 @@ class ModelGateway(Structured):
     @observed_model_call
     async def complete(self, request: Any) -> ModelResult:
         config = self.config_for(request)
-        messages = [{"role": m.role, "content": m.content} for m in request.messages]
-        kwargs: dict[str, Any] = {"model": config.model, "messages": messages}
-        schema = getattr(request, "response_schema", None)
-        if schema is not None:
-            _apply_schema(kwargs, config, schema.name, schema.schema)
-        temperature = _first(getattr(request, "temperature", None), config.temperature)
-        if temperature is not None:
-            kwargs["temperature"] = temperature
-        # The config's budget caps every call of that model (a small local server has a small context).
-        budgets = [b for b in (getattr(request, "max_tokens", None), config.max_tokens) if b is not None]
-        max_tokens = min(budgets) if budgets else None
-        if max_tokens is not None:
-            kwargs["max_tokens"] = max_tokens
-        timeout_s = _first(getattr(request, "timeout_s", None), config.timeout_ms / 1000)
-        kwargs["timeout"] = timeout_s
-
+        messages, kwargs, timeout_s = _request_kwargs(config, request)
         client = self._client(config)
-        try:
-            # Overall deadline: the HTTP timeout is per read, a trickling server could exceed it.
-            # CancelledError is not caught anywhere here, so cancelling the caller aborts the call.
+        # Overall deadline: the HTTP timeout is per read, a trickling server could exceed it.
+        # CancelledError is not caught anywhere here, so cancelling the caller aborts the call.
+        with _mapped_errors(config, timeout_s):
             async with asyncio.timeout(timeout_s):
                 response = await client.chat.completions.create(**kwargs)
-        except TimeoutError:
-            raise ModelTimeout(f"model {config.id} did not answer within {timeout_s:g}s", details=_d(config)) from None
-        except openai.APITimeoutError:
-            raise ModelTimeout(f"model {config.id} timed out", details=_d(config)) from None
-        except openai.APIConnectionError as exc:
-            raise ModelUnavailable(f"cannot reach model {config.id}: {exc}", details=_d(config)) from None
-        except openai.APIStatusError as exc:
-            raise _status_error(config, exc) from None
-        except openai.OpenAIError as exc:
-            raise UpstreamError(f"model {config.id} failed: {exc}", details=_d(config)) from None
         return _result(config, messages, response)
 
     @observed_model_call

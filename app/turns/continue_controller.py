@@ -7,12 +7,10 @@ replies, in a direct conversation its agent. JSON, or SSE with ``Accept: text/ev
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, post
 from litestar.datastructures import State
-from litestar.response import ServerSentEvent
 from msgspec import Meta
 from sqlalchemy import select
 
@@ -20,11 +18,9 @@ from app.api.schemas import ApiInput
 from app.auth.tokens import Principal
 from app.conversations.service import get_owned
 from app.db.models import ConversationMember
-from app.errors import ModelNotConfigured, ValidationFailed
-from app.turns import loader, repository
-from app.turns.controller import _run_logged, _stream
-from app.turns.stages import model_configured
-from app.turns.view import turn_view
+from app.errors import ValidationFailed
+from app.turns import loader
+from app.turns.controller import respond, start_or_replay
 
 
 class ContinueCreate(ApiInput):
@@ -40,8 +36,6 @@ class ContinueController(Controller):
     async def create(self, conversation_id: str, request: Request, principal: Principal, state: State,
                      data: ContinueCreate | None = None) -> Response[Any]:  # fmt: skip
         data = data or ContinueCreate()
-        if not model_configured(state.model, "actor"):
-            raise ModelNotConfigured("actor")
         async with state.sessions() as session:
             conv = await get_owned(session, principal.user_id, conversation_id)
             if data.agent_id is not None:
@@ -51,22 +45,10 @@ class ContinueController(Controller):
             if await loader.last_user_message(session, conv.id) is None:
                 raise ValidationFailed("there is nothing to continue: the conversation has no user message yet",
                                        code="nothing_to_continue")  # fmt: skip
-        started = await repository.start_turn(
-            state.sessions, principal.user_id, conversation_id, None, data.idempotency_key,
-            stale_after_s=state.settings.turn_timeout_s * 2,
-        )  # fmt: skip
-        if started.replay:
-            if started.turn.status == "running":
-                raise repository.TurnInProgress(started.turn.id, repository.lease_remaining_s(started.turn.lease_expires_at))
-            async with state.sessions() as session:
-                return Response(await turn_view(session, started.turn), status_code=200)
-        pipeline, agent_id = state.turn_pipeline, data.agent_id
-        sink = state.event_hub.sink(conversation_id, started.turn.id)
-        if "text/event-stream" in request.headers.get("accept", ""):
-            return ServerSentEvent(_stream(pipeline, started, sink, continue_agent_id=agent_id))
-        result = await asyncio.shield(asyncio.ensure_future(
-            _run_logged(pipeline, started, sink, sink.emit_nowait, continue_agent_id=agent_id)))  # fmt: skip
-        return Response(result, status_code=201)
+        started = await start_or_replay(state, principal, conversation_id, None, data.idempotency_key)
+        if isinstance(started, Response):
+            return started
+        return await respond(request, state, started, continue_agent_id=data.agent_id)
 
 
 async def _is_member(session: Any, conversation_id: str, agent_id: str) -> bool:

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.tokens import Principal
 from app.events import TurnEventSink
+from app.errors import ModelNotConfigured
 from app.messages.service import check_content
 from app.messages.service import to_out as message_out
 from app.turns import repository
@@ -33,32 +34,45 @@ class TurnController(Controller):
         self, conversation_id: str, data: TurnCreate, request: Request, principal: Principal, state: State
     ) -> Response[Any]:
         check_content(data.content, state.settings.limits)
-        if not model_configured(state.model, "actor"):
-            from app.errors import ModelNotConfigured
-
-            raise ModelNotConfigured("actor")
-        started = await repository.start_turn(
-            state.sessions, principal.user_id, conversation_id, data.content, data.idempotency_key,
-            stale_after_s=state.settings.turn_timeout_s * 2,
-        )  # fmt: skip
-        if started.replay:
-            if started.turn.status == "running":
-                raise repository.TurnInProgress(started.turn.id, repository.lease_remaining_s(started.turn.lease_expires_at))
-            async with state.sessions() as session:
-                return Response(await turn_view(session, started.turn), status_code=200)
-        pipeline = state.turn_pipeline
-        await pipeline.message_added(conversation_id)  # e.g. stale suggestions are cleared
-        if "text/event-stream" in request.headers.get("accept", ""):
-            return ServerSentEvent(_stream(pipeline, started, state.event_hub.sink(conversation_id, started.turn.id)))
-        # The turn finishes even if the client goes away: the user message is already accepted.
-        sink = state.event_hub.sink(conversation_id, started.turn.id)  # logged for GET …/events followers
-        result = await asyncio.shield(asyncio.ensure_future(_run_logged(pipeline, started, sink, sink.emit_nowait)))
-        return Response(result, status_code=201)
+        started = await start_or_replay(state, principal, conversation_id, data.content, data.idempotency_key)
+        if isinstance(started, Response):
+            return started
+        await state.turn_pipeline.message_added(conversation_id)  # e.g. stale suggestions are cleared
+        return await respond(request, state, started)
 
     @get("/{turn_id:str}")
     async def read(self, conversation_id: str, turn_id: str, session: AsyncSession, principal: Principal) -> dict[str, Any]:
         turn = await repository.load_turn(session, principal.user_id, conversation_id, turn_id)
         return await turn_view(session, turn)
+
+
+async def start_or_replay(state: State, principal: Principal, conversation_id: str, content: str | None,
+                          idempotency_key: str | None) -> repository.StartedTurn | Response[Any]:  # fmt: skip
+    """A new running turn (``content`` None: a Continue), or the replayed turn of a known key."""
+    if not model_configured(state.model, "actor"):
+        raise ModelNotConfigured("actor")
+    started = await repository.start_turn(
+        state.sessions, principal.user_id, conversation_id, content, idempotency_key,
+        stale_after_s=state.settings.turn_timeout_s * 2,
+    )  # fmt: skip
+    if not started.replay:
+        return started
+    if started.turn.status == "running":
+        raise repository.TurnInProgress(started.turn.id, repository.lease_remaining_s(started.turn.lease_expires_at))
+    async with state.sessions() as session:
+        return Response(await turn_view(session, started.turn), status_code=200)
+
+
+async def respond(request: Request, state: State, started: repository.StartedTurn, **options: Any) -> Response[Any]:
+    """Run the turn: SSE with ``Accept: text/event-stream``, else JSON. Either way every event is
+    logged for ``GET …/events`` followers, and the turn finishes even if the client goes away
+    (the user message is already accepted)."""
+    pipeline = state.turn_pipeline
+    sink = state.event_hub.sink(started.conversation.id, started.turn.id)
+    if "text/event-stream" in request.headers.get("accept", ""):
+        return ServerSentEvent(_stream(pipeline, started, sink, **options))
+    result = await asyncio.shield(asyncio.ensure_future(_run_logged(pipeline, started, sink, sink.emit_nowait, **options)))
+    return Response(result, status_code=201)
 
 
 async def _run_logged(pipeline: Any, started: Any, sink: TurnEventSink, emit: Any, **options: Any) -> dict[str, Any]:
