@@ -50,6 +50,7 @@ class Settings(msgspec.Struct, frozen=True):
     cross_reply_rounds: int = 1
     turn_timeout_s: float = 120.0
     turn_speculation: bool = True  # start the fallback scorer's pick while the LLM selector runs
+    turn_speculation_extra: int = 1  # also the next-ranked candidates (0..3): more hits, more cancelled calls
     quality_check: bool = False  # the LLM quality judge (stage "quality") on every reply: app/turns/judge.py
     scoring_weights_path: Path | None = None
     dev_tokens: bool = False  # POST /v1/dev/token hands out tokens for any user name: development only
@@ -73,6 +74,7 @@ _SCALARS: list[tuple[str, str, str, type]] = [
     ("cross_reply_rounds", "CROSS_REPLY_ROUNDS", "turns.crossReplyRounds", int),
     ("turn_timeout_s", "TURN_TIMEOUT_S", "turns.timeoutS", float),
     ("turn_speculation", "TURN_SPECULATION", "turns.speculation", bool),
+    ("turn_speculation_extra", "TURN_SPECULATION_EXTRA", "turns.speculationExtra", int),
     ("quality_check", "QUALITY_CHECK", "turns.qualityCheck", bool),
     ("scoring_weights_path", "SCORING_WEIGHTS", "turns.scoringWeights", Path),
     ("dev_tokens", "DEV_TOKENS", "auth.devTokens", bool),
@@ -193,6 +195,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         raise SettingsError("COMPANION_RECENT_WINDOW", "must be between 2 and 200")
     if not 0 <= values.get("cross_reply_rounds", 1) <= 3:
         raise SettingsError("COMPANION_CROSS_REPLY_ROUNDS", "must be between 0 and 3")
+    if not 0 <= values.get("turn_speculation_extra", 1) <= 3:
+        raise SettingsError("COMPANION_TURN_SPECULATION_EXTRA", "must be between 0 and 3")
     if not 1 <= values.get("turn_timeout_s", 120.0) <= 3600:
         raise SettingsError("COMPANION_TURN_TIMEOUT_S", "must be between 1 and 3600 seconds")
     weights = values.get("scoring_weights_path")

@@ -247,7 +247,7 @@ class TurnPipeline:
         guess = prepare_selection(ctx, intent, emotion, mentions, weights, self.settings.recent_window)
         if not selector_may_disagree(self.model, guess):
             return []
-        speculated = guess.speculative_ids(set(run.jobs))
+        speculated = guess.speculative_ids(set(run.jobs), self.settings.turn_speculation_extra)
         for agent_id in speculated:
             self._start(ctx, run, emit, agent_id, speculative=True)
         return speculated

@@ -26,8 +26,12 @@ class Selection(msgspec.Struct, kw_only=True):
     selector_needed: bool
     fallback: SelectionDecision  # the scorer's decision (no LLM): the speculation's pick
 
-    def speculative_ids(self, started: set[str]) -> list[str]:
-        return [a for a in self.fallback.selected_agent_ids if a not in started]
+    def speculative_ids(self, started: set[str], extra: int = 0) -> list[str]:
+        """The scorer's pick, plus the ``extra`` next-ranked candidates (a wider bet: more hits,
+        more cancelled calls)."""
+        pick = list(self.fallback.selected_agent_ids)
+        ranked = [c.agent_id for c in sorted(self.fallback.candidates, key=lambda c: c.rank) if c.agent_id not in pick]
+        return [a for a in pick + ranked[:max(0, extra)] if a not in started]
 
 
 def prepare_selection(ctx: TurnContext, intent: UserIntent, emotion: UserEmotion, mentions: list[str],

@@ -3,6 +3,7 @@ the agent the selection confirms gets a Story write (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
+import msgspec
 from litestar.testing import AsyncTestClient
 
 from app.main import create_app
@@ -12,7 +13,8 @@ from tests.integration.story.conftest import choose, say, state_row, story_group
 
 async def test_a_speculative_miss_writes_no_story_state(settings, engine) -> None:
     world = story_world()
-    async with AsyncTestClient(create_app(settings, model=world.model), timeout=30) as client:
+    narrow = msgspec.structs.replace(settings, turn_speculation_extra=0)  # only the scorer's pick
+    async with AsyncTestClient(create_app(narrow, model=world.model), timeout=30) as client:
         api = Api(client, settings)
         conv, (lia, heng, tiao) = await story_group(api, world)
         world.handlers["select"] = choose(tiao["id"])  # the scorer prefers the comforter for sadness

@@ -126,7 +126,23 @@ async def test_speculation_never_changes_what_is_saved(settings) -> None:
         assert sorted(c for _, c in on) == sorted(c for _, c in off) and on  # each content names its agent
 
 
-async def test_speculation_is_recorded_per_message(turn_api: Api, world: World) -> None:
+async def test_speculation_is_recorded_per_message(settings) -> None:
+    world = World()
+    app = create_app(msgspec.structs.replace(settings, turn_speculation_extra=0), model=world.model)
+    async with AsyncTestClient(app, timeout=30) as client:
+        await _recorded_per_message(Api(client, settings), world)
+
+
+async def test_a_wider_bet_speculates_on_the_next_candidate_too(turn_api: Api, world: World) -> None:
+    conv, (gentle, _, _) = await make_group(turn_api)
+    world.handlers["select"] = select(gentle["id"])
+    body = (await post_turn(turn_api, conv["id"], "我今天好难过")).json()
+    spec = body["orchestration"]["speculation"]
+    assert len(spec["started"]) == 2  # the scorer's one pick for sadness, and the next-ranked candidate
+    assert spec["hits"] == [gentle["id"]] and len(spec["misses"]) == 1
+
+
+async def _recorded_per_message(turn_api: Api, world: World) -> None:
     conv, (gentle, planner, joker) = await make_group(turn_api)
     world.handlers["select"] = select(joker["id"])  # the scorer would pick the comforter for sadness
     body = (await post_turn(turn_api, conv["id"], "我今天好难过")).json()
