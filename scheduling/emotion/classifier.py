@@ -126,7 +126,7 @@ def features(text: str, lang: Language, extra: Iterable[str] = ()) -> list[str]:
 
 class LanguageModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One language's model. ``comfort_threshold``: the least probability of sad + angry +
-    anxious at which the user needs comfort although the label is neutral (class not happy); ``keyword_hits``: the
+    anxious at which the user needs comfort although the class is neutral; ``keyword_hits``: the
     number of keyword-rule hits from which the rules' label stands without the classifier (both
     chosen on the validation splits by the trainer); ``floor``: the least probability at which a
     class other than neutral is used for a text without any emotion keyword (set, not tuned: see

@@ -213,3 +213,24 @@ def test_the_floor_is_named_in_the_reason():
     emotion = fallback_emotion("今天吃了面条")
     assert emotion.primary_emotion == "neutral"
     assert "offline classifier" in emotion.reason
+
+
+def test_the_trainer_tunes_through_the_runtime_decision():
+    """``train_lexicon.runtime_classes`` (the classes the bias is tuned on) is what
+    ``fallback_emotion`` answers, floor and keyword refinements included."""
+    np = pytest.importorskip("numpy")
+    import msgspec
+
+    from scheduling.emotion import train_lexicon
+    from scheduling.emotion.sources import Source
+
+    classifier = default_classifier()
+    assert classifier is not None
+    texts = ["今天吃了面条", "气死我了，又吵架", "最近总担心会被裁员", "早上好", "一个人好孤单，好寂寞",
+             "我该怎么办，帮我分析一下", "哈哈哈笑死我了[哈哈]", "今天好难过，想哭"]
+    model = msgspec.to_builtins(classifier.model("zh"))
+    source = Source("t", "zh", [], ("angry", "anxious", "happy", "neutral", "sad"),
+                    validation=[("g", t, "neutral") for t in texts])
+    block = train_lexicon._validation_blocks(model, [source], "zh")[0]
+    got = train_lexicon.runtime_classes(classifier.model("zh"), block, np.zeros(5), "zh")
+    assert got == [FAMILY[fallback_emotion(t, classifier=classifier).primary_emotion] for t in texts]
