@@ -29,7 +29,7 @@ from app.turns.plugins import ActorPrep, ReplyExtras, StageMetric, TurnInfo, Tur
 from story.coordinator.envelope import deserialize_state
 from story.coordinator.initializer import PersonaSource
 from story.coordinator.turn import BeforeActorInput, BeforeActorResult, StoryCoordinator, finalize_turn
-from story.tools.common import Diagnostic, StoryContext, StoryModelConfig
+from story.tools.common import Diagnostic, StoryModelConfig
 from story.world.stage import WRITER_STAGE_INSTRUCTIONS
 
 log = logging.getLogger("app.story")

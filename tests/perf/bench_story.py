@@ -30,7 +30,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from story.coordinator.envelope import serialize_state  # noqa: E402
 from story.coordinator.turn import BeforeActorInput, StoryCoordinator, finalize_turn  # noqa: E402
 from story.coordinator.initializer import PersonaSource  # noqa: E402
 from story.coordinator.recovery import HistoryMessage  # noqa: E402

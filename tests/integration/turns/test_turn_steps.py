@@ -13,7 +13,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy import func
 from sqlalchemy import select as sa_select
 
-from app.db.models import SpeakerDecision, Turn
+from app.db.models import SpeakerDecision
 from app.main import create_app
 from tests.integration.conftest import ALICE, Api
 from tests.integration.turns.conftest import make_group, post_turn

@@ -3,7 +3,6 @@ same error tree as ``complete``, before and during the stream."""
 
 import asyncio
 
-import httpx2
 import openai
 import pytest
 from openai.types.chat import ChatCompletionChunk
