@@ -153,8 +153,7 @@ class StoryHooks(TurnPlugin):
         if not isinstance(token, StoryToken):
             return ReplyExtras()
         res, stored = token.result, token.stored
-        if not res.write and stored is not None and res.outcome != "read_only":
-            await self._record_failure(stored, res, token.config)
+        await self._record_if_failed(token)
         outcome, revision = res.outcome, stored.revision if stored else None
         token.diagnostics = list(res.diagnostics)
         if res.write and stored is not None:
@@ -185,9 +184,7 @@ class StoryHooks(TurnPlugin):
         token = prep.token
         if not isinstance(token, StoryToken):
             return
-        res, stored = token.result, token.stored
-        if not res.write and stored is not None and res.outcome != "read_only":
-            await self._record_failure(stored, res, token.config)
+        await self._record_if_failed(token)
 
     @staticmethod
     def _metadata(token: StoryToken, outcome: str, revision: int | None, settle_ms: float) -> dict[str, Any]:
@@ -225,6 +222,12 @@ class StoryHooks(TurnPlugin):
         except TimeoutError:
             diagnostics.append(Diagnostic("story_save_timeout", f"over {cfg.post_turn_timeout_ms} ms"))
             return "failed", stored.revision
+
+    async def _record_if_failed(self, token: StoryToken) -> None:
+        """A prepare that will write nothing (and was not read-only) is recorded as a failure."""
+        res, stored = token.result, token.stored
+        if not res.write and stored is not None and res.outcome != "read_only":
+            await self._record_failure(stored, res, token.config)
 
     async def _record_failure(self, stored: StoredState, res: BeforeActorResult, cfg: StorySettings) -> None:
         """A turn that wrote no state still says so in the row: the report shows what happened last

@@ -38,7 +38,9 @@ from app.turns.replies import Reply, actor_request, generate_checked, regenerati
 from app.turns.repository import StartedTurn
 from app.turns.result import MessageMetadata, Speculation, TurnResult, usage_dict
 from app.turns.saving import Preps, merge_turn_result, record_dropped, save_reply
-from app.turns.selection import Selection, decide, prepare_selection, run_selector, selector_may_disagree
+from app.turns.selection import (
+    Selection, decide, prepare_selection, run_selector, selector_may_disagree, speculative_ids,
+)
 from app.turns.stages import StageRun, error_record
 from app.turns.understanding import offline_understanding, understand
 from app.turns.weights import WeightsStore
@@ -247,7 +249,8 @@ class TurnPipeline:
         guess = prepare_selection(ctx, intent, emotion, mentions, weights, self.settings.recent_window)
         if not selector_may_disagree(self.model, guess):
             return []
-        speculated = guess.speculative_ids(set(run.jobs), self.settings.turn_speculation_extra)
+        pick = decide(ctx, guess.context, intent, emotion, mentions, weights, None)  # the scorer alone
+        speculated = speculative_ids(pick, set(run.jobs), self.settings.turn_speculation_extra)
         for agent_id in speculated:
             self._start(ctx, run, emit, agent_id, speculative=True)
         return speculated

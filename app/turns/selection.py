@@ -1,6 +1,6 @@
 """Step 3 of a turn: who replies. The scheduling library decides; this step runs the LLM
-selector (when the library says it is needed) and knows the fallback scorer's pick early, so
-the pipeline can start that actor speculatively while the selector runs."""
+selector (when the library says it is needed); ``speculative_ids`` turns the fallback scorer's
+early pick into the actors the pipeline starts while the selector runs."""
 
 from __future__ import annotations
 
@@ -24,14 +24,14 @@ class Selection(msgspec.Struct, kw_only=True):
     context: GroupSpeakingContext
     mentions: list[str]
     selector_needed: bool
-    fallback: SelectionDecision  # the scorer's decision (no LLM): the speculation's pick
 
-    def speculative_ids(self, started: set[str], extra: int = 0) -> list[str]:
-        """The scorer's pick, plus the ``extra`` next-ranked candidates (a wider bet: more hits,
-        more cancelled calls)."""
-        pick = list(self.fallback.selected_agent_ids)
-        ranked = [c.agent_id for c in sorted(self.fallback.candidates, key=lambda c: c.rank) if c.agent_id not in pick]
-        return [a for a in pick + ranked[:max(0, extra)] if a not in started]
+
+def speculative_ids(pick: SelectionDecision, started: set[str], extra: int = 0) -> list[str]:
+    """The scorer's decision ``pick`` (no LLM), plus the ``extra`` next-ranked candidates (a wider
+    bet: more hits, more cancelled calls)."""
+    chosen = list(pick.selected_agent_ids)
+    ranked = [c.agent_id for c in sorted(pick.candidates, key=lambda c: c.rank) if c.agent_id not in chosen]
+    return [a for a in chosen + ranked[:max(0, extra)] if a not in started]
 
 
 def prepare_selection(ctx: TurnContext, intent: UserIntent, emotion: UserEmotion, mentions: list[str],
@@ -43,8 +43,7 @@ def prepare_selection(ctx: TurnContext, intent: UserIntent, emotion: UserEmotion
         intent, emotion, mentions, reply_limit=cfg.reply_limit, candidate_count=len(info.agents),
         chattiness=cfg.chattiness,
     )  # fmt: skip
-    fallback = decide(ctx, context, intent, emotion, mentions, weights, None)
-    return Selection(context=context, mentions=mentions, selector_needed=needed, fallback=fallback)
+    return Selection(context=context, mentions=mentions, selector_needed=needed)
 
 
 def decide(ctx: TurnContext, context: GroupSpeakingContext, intent: UserIntent, emotion: UserEmotion,

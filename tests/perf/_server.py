@@ -57,18 +57,24 @@ def server(database_url: str | None, extra_env: dict[str, str] | None = None) ->
         )  # fmt: skip
         base = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.time() + 30
-            while time.time() < deadline:
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(base + "/readyz", timeout=1).status_code == 200:
-                        break
-                if proc.poll() is not None:
-                    raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "server died")
-                time.sleep(0.2)
+            wait_ready(proc, base, 30)
             yield base
         finally:
             proc.terminate()
             proc.wait(10)
+
+
+def wait_ready(proc: subprocess.Popen, base: str, timeout_s: float) -> None:
+    """Until ``/readyz`` answers 200; a process that exits meanwhile, or the timeout, raises."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(base + "/readyz", timeout=1).status_code == 200:
+                return
+        if proc.poll() is not None:
+            raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "server exited during start-up")
+        time.sleep(0.1)
+    raise RuntimeError(f"server at {base} did not become ready within {timeout_s:g}s")
 
 
 def token(user: str, admin: bool = False) -> dict[str, str]:

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.integration.conftest import SECRET, bearer
-from tests.perf._server import free_port
+from tests.perf._server import free_port, wait_ready
 
 ROOT = Path(__file__).resolve().parents[3]
 RECOVERY_BUDGET_S = 20.0
@@ -31,15 +31,10 @@ def companion_serve(env: dict[str, str]) -> Iterator[tuple[subprocess.Popen, str
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(base + "/readyz", timeout=1).status_code == 200:
-                    break
-            assert proc.poll() is None, "companion serve exited during start-up"
-            time.sleep(0.1)
-        else:
-            pytest.fail("companion serve did not become ready")
+        try:
+            wait_ready(proc, base, 60)
+        except RuntimeError as exc:
+            pytest.fail(f"companion serve did not become ready: {exc}")
         yield proc, base
     finally:
         if proc.poll() is None:
