@@ -127,3 +127,17 @@ def test_token_budget_grows_with_what_the_schema_allows():
                                 "items[].title": {"maxLength": 10}, "maybe.quote": {"maxLength": 10},
                                 "maybe.title": {"maxLength": 10}, "default": {"maxLength": 10}})
     assert 40 < token_budget(small) < token_budget(large) < 1000
+
+
+def test_a_small_answer_fits_its_budget_at_the_grammars_worst_whitespace():
+    """llama.cpp's grammar allows "\\n\\n" plus 20 blanks after every key, colon, comma, value and
+    bracket. Counted at a token per character (byte-level vocabularies never need more for ASCII
+    blanks), the story.prepare answer written that way still fits its budget (CI cut it at 64)."""
+    from story.tools.prepare_turn import ActionClassification
+
+    schema = wire_schema(ActionClassification, {"target_id": {"enum": ["bg_market_at_dawn", None]}})
+    ws = "\n\n" + " " * 20
+    worst = ("{" + ws + '"target_id"' + ws + ":" + ws + '"bg_market_at_dawn"' + ws + "," + ws
+             + '"companion_follows"' + ws + ":" + ws + "false" + ws + "}" + ws)
+    assert msgspec.json.decode(worst, type=ActionClassification).target_id == "bg_market_at_dawn"
+    assert len(worst) <= token_budget(schema)
