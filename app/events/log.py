@@ -22,6 +22,7 @@ KEEP_PER_CONVERSATION = 2000
 KEEP_DAYS = 7
 PRUNE_EVERY_S = 3600.0
 READ_BATCH = 500
+SQLITE_ROWS_PER_INSERT = 100
 NOTIFY_CHANNEL = "conversation_events"
 LOCK_NAMESPACE = 0x45564E54  # "EVNT": the two-key advisory lock space, apart from single-key locks
 
@@ -52,9 +53,16 @@ async def append(
             await session.execute(text("SELECT pg_advisory_xact_lock(:ns, hashtext(:c))"), {"ns": LOCK_NAMESPACE, "c": conversation_id})
         if len(values) == 1:  # Core, not the ORM: this runs for every event of every turn
             ids = [(await session.execute(insert(table).values(values[0]).returning(table.c.id))).scalar_one()]
-        else:
+        elif postgres:
             result = await session.execute(insert(table).returning(table.c.id, sort_by_parameter_order=True), values)
             ids = list(result.scalars())
+        else:  # one multi-row statement (sort_by_parameter_order runs row by row on SQLite): under the
+            # write lock a statement's rowids grow in row order; RETURNING's own order is unspecified
+            ids = []
+            for start in range(0, len(values), SQLITE_ROWS_PER_INSERT):  # bound the bound parameters
+                result = await session.execute(insert(table).values(values[start:start + SQLITE_ROWS_PER_INSERT])
+                                               .returning(table.c.id))  # fmt: skip
+                ids.extend(sorted(result.scalars()))
         if postgres:
             await session.execute(text("SELECT pg_notify(:ch, :c)"), {"ch": NOTIFY_CHANNEL, "c": conversation_id})
     return ids

@@ -113,3 +113,45 @@ async def test_a_failing_log_write_does_not_break_the_turn(hub: EventHub, conver
     sink = TurnEventSink(hub, conversation_id, "t1")
     assert await sink.emit("turn.started", {}) is None
     await sink.close()
+
+
+async def test_events_nobody_waits_for_linger_and_are_written_together(hub: EventHub, conversation_id: str,
+                                                                        monkeypatch) -> None:  # fmt: skip
+    writes: list[int] = []
+    append = hub.append
+
+    async def counted(conversation_id: str, turn_id: str | None, events: list) -> list[int]:
+        writes.append(len(events))
+        return await append(conversation_id, turn_id, events)
+
+    monkeypatch.setattr(hub, "append", counted)
+    sink = TurnEventSink(hub, conversation_id, "t1", flush_every_s=60, linger_s=0.05)
+    await sink.emit_nowait("turn.started", {"turnId": "t1"})
+    await sink.emit("message.delta", _delta("你好", 0))
+    await sink.emit_nowait("message.created", {"turnId": "t1", "draftId": "d1"})
+    assert writes == [] and await _rows(hub, conversation_id) == []  # lingering
+    await asyncio.sleep(0.3)  # written within linger_s, in emit order, in one transaction
+    assert writes == [3]
+    assert [e for _, e, _ in await _rows(hub, conversation_id)] == ["turn.started", "message.delta", "message.created"]
+    await sink.emit_nowait("turn.completed", {"turnId": "t1"})
+    await sink.close()  # close writes what still lingers
+    assert writes == [3, 1] and [e for _, e, _ in await _rows(hub, conversation_id)][-1] == "turn.completed"
+
+
+async def test_an_awaited_event_takes_the_lingering_ones_with_it(hub: EventHub, conversation_id: str) -> None:
+    sink = TurnEventSink(hub, conversation_id, "t1", linger_s=60)
+    await sink.emit_nowait("turn.started", {"turnId": "t1"})
+    created = await sink.emit("message.created", {"turnId": "t1"})
+    rows = await _rows(hub, conversation_id)
+    assert [(i, e) for i, e, _ in rows] == [(created - 1, "turn.started"), (created, "message.created")]
+    await sink.close()
+
+
+async def test_a_large_burst_keeps_its_order_and_gets_growing_ids(hub: EventHub, conversation_id: str) -> None:
+    from app.events import log as event_log
+
+    events = [("turn.progress", {"n": n}) for n in range(250)]  # several statements on SQLite
+    ids = await event_log.append(hub.sessions, conversation_id, "t1", events, postgres=hub.postgres)
+    assert ids == sorted(ids) and len(set(ids)) == 250
+    rows = await _rows(hub, conversation_id)
+    assert [(i, d["n"]) for i, _, d in rows] == list(zip(ids, range(250)))
