@@ -31,6 +31,20 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DBAPI object
     cur.close()
 
 
+def _sqlite_reset(dbapi_conn, _record, state) -> None:  # noqa: ANN001 - DBAPI objects
+    """Roll back a connection coming back to the pool only if it is inside a transaction.
+
+    The pool's default reset rolls back on every return, also after a commit and after a
+    read-only session (pysqlite opens a transaction only before a write): each is a round trip
+    to aiosqlite's thread, about ten per turn. ``in_transaction`` is SQLite's own autocommit flag,
+    read without that round trip."""
+    if state.terminate_only or not state.asyncio_safe or state.transaction_was_reset:
+        return
+    driver = getattr(dbapi_conn, "_connection", None)
+    if getattr(driver, "in_transaction", True):
+        dbapi_conn.rollback()
+
+
 def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
     """Create the async engine. SQLite gets WAL, foreign keys and a busy timeout on every
     connection, so concurrent writers queue instead of failing with ``database is locked``."""
@@ -38,8 +52,10 @@ def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **JSON_CODEC)
+        engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+                                     pool_reset_on_return=None, **JSON_CODEC)  # fmt: skip
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        event.listen(engine.sync_engine.pool, "reset", _sqlite_reset)
         return engine
     return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True, **JSON_CODEC)
 
