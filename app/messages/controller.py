@@ -52,7 +52,8 @@ class MessageController(Controller):
         self, conversation_id: str, data: MessageCreate, session: AsyncSession, principal: Principal, state: State
     ) -> MessageOut:
         message = await service.post_user_message(
-            session, principal.user_id, conversation_id, data.content, state.settings.limits
+            session, principal.user_id, conversation_id, data.content, state.settings.limits,
+            in_transaction=state.turn_pipeline.user_message_stored,
         )
         await state.turn_pipeline.message_added(conversation_id)  # e.g. stale suggestions go
         return message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import msgspec
@@ -72,12 +73,16 @@ async def list_messages(
 
 
 async def post_user_message(
-    session: AsyncSession, owner_id: str, conversation_id: str, content: str, limits: Limits
+    session: AsyncSession, owner_id: str, conversation_id: str, content: str, limits: Limits,
+    in_transaction: Callable[[AsyncSession, str], Awaitable[None]] | None = None,
 ) -> MessageOut:
+    """``in_transaction`` runs in the inserting transaction (e.g. the old suggestions are cleared)."""
     check_content(content, limits)
     await get_owned(session, owner_id, conversation_id)
     await session.commit()  # end the read so the insert's UPDATE opens the write transaction
     message = await insert_message(session, conversation_id, role="user", content=content)
+    if in_transaction is not None:
+        await in_transaction(session, conversation_id)
     await session.commit()
     return to_out(message)
 

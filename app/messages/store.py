@@ -13,10 +13,10 @@ import hashlib
 import time
 from typing import Any
 
-from sqlalchemy import case, func, update
+from sqlalchemy import case, func, insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import Conversation, Message, utcnow
+from app.db.models import Conversation, Message, new_id, utcnow
 from app.errors import NotFound
 
 
@@ -59,11 +59,12 @@ async def insert_message(
     )
     if seq is None:
         raise NotFound(f"conversation {conversation_id} not found", code="conversation_not_found")
-    message = Message(
-        **({"id": message_id} if message_id else {}), conversation_id=conversation_id, turn_id=turn_id, seq=seq, role=role, agent_id=agent_id,
-        content=content, content_hash=content_hash(content), reply_kind=reply_kind,
-        respond_to_agent_id=respond_to_agent_id, metadata_json=metadata or {},
-    )  # fmt: skip
-    session.add(message)
-    await session.flush()
-    return message
+    values = {
+        "id": message_id or new_id(), "conversation_id": conversation_id, "turn_id": turn_id, "seq": seq,
+        "role": role, "agent_id": agent_id, "content": content, "content_hash": content_hash(content),
+        "reply_kind": reply_kind, "respond_to_agent_id": respond_to_agent_id, "metadata_json": metadata or {},
+        "created_at": utcnow(), "edited_at": None, "deleted_at": None,
+    }  # fmt: skip
+    # Core, not the ORM's unit of work: three messages a turn, and the flush cost more than the SQL
+    await session.execute(insert(Message), [values])
+    return Message(**values)

@@ -1,6 +1,7 @@
 """The suggestions feature inside a turn (a ``TurnPlugin``, see app/turns/plugins.py).
 
-``turn_starting`` makes earlier suggestions non-current the moment a new user message is stored.
+``user_message_stored`` makes earlier suggestions non-current in the very transaction that stores a
+new user message; ``turn_starting`` then cancels this process's generations.
 ``turn_finished`` runs after the turn completed and released its lock: it generates suggestions
 for the turn's last agent message and waits a bounded time so a fast result rides along in the
 JSON response and the SSE stream (after ``turn.completed``); a slow one finishes in the
@@ -15,9 +16,12 @@ from typing import Any
 
 import msgspec
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from app.db.models import Conversation, Message
 from app.errors import AppError, ModelNotConfigured
 from app.suggestions.context import config_of, hint, prepare
+from app.suggestions import repository
 from app.suggestions.service import Emit, SuggestionService
 from app.turns.plugins import TurnInfo, TurnPlugin
 from app.turns.stages import model_configured
@@ -34,8 +38,11 @@ class SuggestionHooks(TurnPlugin):
     def __init__(self, service: SuggestionService) -> None:
         self.service = service
 
+    async def user_message_stored(self, session: AsyncSession, conversation_id: str) -> None:
+        await repository.clear_open(session, conversation_id)
+
     async def turn_starting(self, conversation_id: str) -> None:
-        await self.service.clear(conversation_id)
+        self.service.cancel_running(conversation_id)
 
     async def turn_finished(self, info: TurnInfo, messages: list[Message], emit: Emit) -> dict[str, Any] | None:
         config = config_of(info.settings)

@@ -98,15 +98,15 @@ async def finish(session: AsyncSession, suggestion_id: str, *, status: str, **va
     return stored
 
 
-async def clear_conversation(session: AsyncSession, conversation_id: str) -> int:
-    """A new user message: in-flight and ready suggestions of the conversation are no longer current."""
+async def clear_open(session: AsyncSession, conversation_id: str) -> int:
+    """A new user message: in-flight and ready suggestions of the conversation are no longer
+    current. The caller commits (it is the user message's own transaction)."""
     result = await session.execute(
         update(Suggestion)
         .where(Suggestion.conversation_id == conversation_id, Suggestion.status.in_(OPEN))
         .values(status="cleared", updated_at=utcnow())
         .execution_options(synchronize_session=False)
     )
-    await session.commit()
     return result.rowcount
 
 

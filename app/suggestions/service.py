@@ -123,10 +123,9 @@ class SuggestionService:
             raise SuggestionsStale(suggestion_id)
         return outcome.row
 
-    async def clear(self, conversation_id: str) -> None:
-        """A new user message: the database first (authoritative), then this process's tasks."""
-        async with self.sessions() as session:
-            await repository.clear_conversation(session, conversation_id)
+    def cancel_running(self, conversation_id: str) -> None:
+        """A new user message is stored (and the rows cleared with it): this process's generations
+        for the conversation stop."""
         for task in list(self._running.get(conversation_id, ())):
             task.cancel()
 

@@ -53,7 +53,7 @@ async def start_or_replay(state: State, principal: Principal, conversation_id: s
         raise ModelNotConfigured("actor")
     started = await repository.start_turn(
         state.sessions, principal.user_id, conversation_id, content, idempotency_key,
-        stale_after_s=state.settings.turn_timeout_s * 2,
+        stale_after_s=state.settings.turn_timeout_s * 2, in_transaction=state.turn_pipeline.user_message_stored,
     )  # fmt: skip
     if not started.replay:
         return started

@@ -114,8 +114,13 @@ class TurnPipeline:
         self.settings = settings
         self.weights = weights
 
+    async def user_message_stored(self, session: AsyncSession, conversation_id: str) -> None:
+        """Inside the transaction storing a new user message (with or without a turn)."""
+        for plugin in self.plugins:
+            await plugin.user_message_stored(session, conversation_id)
+
     async def message_added(self, conversation_id: str) -> None:
-        """A new user message was stored (with or without a turn): e.g. old suggestions go."""
+        """A new user message was stored (with or without a turn): e.g. old suggestions stop."""
         for plugin in self.plugins:
             await plugin.turn_starting(conversation_id)
 

@@ -3,8 +3,10 @@
 A feature subclasses ``TurnPlugin`` and overrides what it needs; the pipeline calls every
 plugin at these points, in order:
 
-* ``turn_starting(conversation_id)`` — a new user message was stored (suggestions: cancel and
-  clear the old chips);
+* ``user_message_stored(session, conversation_id)`` — inside the transaction that stores a new
+  user message (suggestions: the old chips are cleared in the same write);
+* ``turn_starting(conversation_id)`` — that message is stored (suggestions: this process's
+  generations for the conversation are cancelled);
 * ``before_actor(info, agent_id) -> ActorPrep`` — before a selected agent's primary reply (Story:
   its stage material); may run speculatively and be cancelled;
 * ``reply_ready(info, agent_id, prep, message_id, text) -> ReplyExtras`` — the reply passed its
@@ -25,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.conversations.settings import ConversationSettings
 from app.llm.port import Usage
@@ -90,6 +93,9 @@ class ReplyExtras(msgspec.Struct, kw_only=True):
 
 
 class TurnPlugin:
+    async def user_message_stored(self, session: AsyncSession, conversation_id: str) -> None:
+        return None
+
     async def turn_starting(self, conversation_id: str) -> None:
         return None
 

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, timedelta
 from typing import Any
 
@@ -75,6 +75,9 @@ async def _in_progress(session: AsyncSession, conversation_id: str) -> TurnInPro
     if row is None:
         return TurnInProgress(None)
     return TurnInProgress(row.id, lease_remaining_s(row.lease_expires_at))
+
+
+InTransaction = Callable[[AsyncSession, str], Awaitable[None]]
 
 
 class StartedTurn:
@@ -161,8 +164,11 @@ async def start_turn(
     idempotency_key: str | None,
     *,
     stale_after_s: float,
+    in_transaction: InTransaction | None = None,
 ) -> StartedTurn:
-    """``content`` None starts a Continue turn: the lock and the turn row, no user message."""
+    """``content`` None starts a Continue turn: the lock and the turn row, no user message.
+    ``in_transaction`` runs in the transaction that stores the user message (e.g. the old
+    suggestions are cleared in the same write)."""
     async with sessions() as session:
         conv = await get_owned(session, owner_id, conversation_id)
         await session.commit()  # end the read: the turn row is the first write of its transaction
@@ -184,6 +190,8 @@ async def start_turn(
                 if content is not None:
                     message = await insert_message(session, conversation_id, role="user", content=content,
                                                    turn_id=turn.id, message_id=message_id)  # fmt: skip
+                    if in_transaction is not None:
+                        await in_transaction(session, conversation_id)
                 await session.commit()
                 return StartedTurn(turn, message, conv, replay=False)
             except IntegrityError:
