@@ -7,7 +7,7 @@ import pytest
 from app.errors import InvalidModelOutput, ModelTimeout
 from app.llm.fakes import FunctionModel, ScriptedModel
 from app.llm.port import ChatMessage, ModelRequest
-from app.llm.schema import SchemaError, wire_schema
+from app.llm.schema import MIN_TOKEN_BUDGET, SchemaError, wire_schema
 from app.llm.structured import complete_struct, decode_text
 
 
@@ -161,10 +161,11 @@ async def test_every_structured_request_carries_a_schema_sized_token_budget():
 
 
 async def test_a_cjk_prompt_gets_the_cjk_token_budget():
-    constraints = {"default": {"maxLength": 100}, "note": {"maxLength": 100}}
+    constraints = {"default": {"maxLength": 300}, "note": {"maxLength": 300}}  # both above the floor
     latin, cjk = ScriptedModel().enqueue("emotion", GOOD, GOOD), None
     await complete_struct(latin, request(), Mood, constraints=constraints)
     zh = ModelRequest(messages=[ChatMessage("user", "我今天有点难过，不知道该怎么办")], purpose="emotion")
     await complete_struct(latin, zh, Mood, constraints=constraints)
     en_budget, zh_budget = (r.max_tokens for r in latin.history)
-    assert zh_budget >= en_budget + 2 * 200  # two strings of 100 characters at three tokens each
+    assert en_budget > MIN_TOKEN_BUDGET
+    assert zh_budget >= en_budget + 2 * 600  # two strings of 300 characters at three tokens each
