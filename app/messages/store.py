@@ -44,19 +44,19 @@ async def insert_message(
 ) -> Message:
     """Insert one message; the caller commits. Must be the first write of the transaction."""
     at_ms = at_ms if at_ms is not None else now_ms()
-    last = Conversation.last_message_at_ms
-    seq = await session.scalar(
-        update(Conversation)
-        .where(Conversation.id == conversation_id)
+    conv = Conversation.__table__.c  # Core statements: three messages a turn, the ORM layer cost more than the SQL
+    last = conv.last_message_at_ms
+    seq = (await session.execute(
+        update(Conversation.__table__)
+        .where(conv.id == conversation_id)
         .values(
-            last_seq=Conversation.last_seq + 1,
-            message_count=Conversation.message_count + 1,
+            last_seq=conv.last_seq + 1,
+            message_count=conv.message_count + 1,
             last_message_at_ms=case((func.coalesce(last, 0) > at_ms, last), else_=at_ms),
             updated_at=utcnow(),
         )
-        .returning(Conversation.last_seq)
-        .execution_options(synchronize_session=False)
-    )
+        .returning(conv.last_seq)
+    )).scalar()  # fmt: skip
     if seq is None:
         raise NotFound(f"conversation {conversation_id} not found", code="conversation_not_found")
     values = {
@@ -65,6 +65,5 @@ async def insert_message(
         "reply_kind": reply_kind, "respond_to_agent_id": respond_to_agent_id, "metadata_json": metadata or {},
         "created_at": utcnow(), "edited_at": None, "deleted_at": None,
     }  # fmt: skip
-    # Core, not the ORM's unit of work: three messages a turn, and the flush cost more than the SQL
-    await session.execute(insert(Message), [values])
+    await session.execute(insert(Message.__table__), values)
     return Message(**values)

@@ -56,14 +56,15 @@ async def write_records(
     metrics: list[dict[str, Any]],
     quality: list[dict[str, Any]],
 ) -> None:
+    # Core inserts of the tables (column defaults apply): the ORM's bulk path cost more than the SQL
     if decisions:
-        await session.execute(insert(SpeakerDecision), decisions)
+        await session.execute(insert(SpeakerDecision.__table__), decisions)
     if metrics:
-        await session.execute(insert(TurnStageMetric), metrics)
+        await session.execute(insert(TurnStageMetric.__table__), metrics)
         for row in metrics:
             record_stage_row(row)  # Prometheus: stage latency histograms and outcomes
     if quality:
-        await session.execute(insert(QualityEvent), quality)
+        await session.execute(insert(QualityEvent.__table__), quality)
 
 
 def quality_rows(turn_id: str, conversation_id: str, replies: list[Reply]) -> list[dict[str, Any]]:
