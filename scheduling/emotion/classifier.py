@@ -129,8 +129,8 @@ class LanguageModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     anxious at which the user needs comfort although the class is neutral; ``keyword_hits``: the
     number of keyword-rule hits from which the rules' label stands without the classifier (both
     chosen on the validation splits by the trainer); ``floor``: the least probability at which a
-    class other than neutral is used for a text without any emotion keyword (set, not tuned: see
-    ``train_lexicon.FLOOR``)."""
+    class other than neutral is used for a short text without any emotion keyword (set per
+    language, not tuned freely: see ``train_lexicon.FLOOR``)."""
 
     labels: list[str]
     intercepts: list[float]
