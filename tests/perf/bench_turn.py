@@ -130,6 +130,15 @@ def simulator_run(turns: int, latency_ms: float, database_url: str | None, think
     return out
 
 
+def python_loop_ms() -> float:
+    """CPU time of a fixed pure-Python loop (a million multiply-adds). This VM's speed drifts by
+    up to 1.6x from minute to minute, so a CPU figure is comparable only next to this one."""
+    t, total = time.process_time(), 0
+    for i in range(1_000_000):
+        total += i * i
+    return round((time.process_time() - t) * 1000, 1)
+
+
 async def overhead_run(turns: int, data_dir: str, database_url: str | None) -> dict[str, object]:
     from app.llm.fakes import FunctionModel
 
@@ -168,7 +177,7 @@ async def overhead_run(turns: int, data_dir: str, database_url: str | None) -> d
                 wall.append((time.perf_counter() - t) * 1000)
     cpu.sort()
     return {"cpu_ms_p50": round(cpu[len(cpu) // 2], 2), "cpu_ms_p95": round(cpu[int(len(cpu) * 0.95)], 2),
-            "wall": summarize(wall, sum(wall) / 1000)}  # fmt: skip
+            "python_loop_ms": python_loop_ms(), "wall": summarize(wall, sum(wall) / 1000)}  # fmt: skip
 
 
 def main() -> None:
