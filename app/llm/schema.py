@@ -183,7 +183,8 @@ UNBOUNDED_STRING_TOKENS = 256
 # and bracket (``space ::= | " " | "\n"{1,2} [ \t]{0,20}``), up to ~22 tokens at each place. In a
 # large schema the string allowances (a token per character, text averages four) leave room for
 # that; a small one made of enums and booleans has none: a two-field story.prepare answer from a
-# 135M model ran past a floor of 64 (CI). At the grammar's worst case, even counted a token per character, such an answer fits in 320.
+# 135M model ran past a floor of 64 (CI). At the grammar's worst case, even counted a token per
+# character, such an answer fits in 320.
 MIN_TOKEN_BUDGET = 320
 
 

@@ -15,7 +15,6 @@ import logging
 from typing import Any
 
 import msgspec
-
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import Conversation, Message
