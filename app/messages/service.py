@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import msgspec
@@ -14,7 +13,7 @@ from app.conversations.service import get_owned
 from app.db.models import Conversation, Message, utcnow
 from app.errors import NotFound, PayloadTooLarge, ValidationFailed
 from app.messages.schemas import MessageOut, MessagePage
-from app.messages.store import content_hash, insert_message
+from app.messages.store import InTransaction, content_hash, insert_message
 from app.settings import Limits
 
 
@@ -74,7 +73,7 @@ async def list_messages(
 
 async def post_user_message(
     session: AsyncSession, owner_id: str, conversation_id: str, content: str, limits: Limits,
-    in_transaction: Callable[[AsyncSession, str], Awaitable[None]] | None = None,
+    in_transaction: InTransaction | None = None,
 ) -> MessageOut:
     """``in_transaction`` runs in the inserting transaction (e.g. the old suggestions are cleared)."""
     check_content(content, limits)

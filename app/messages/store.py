@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sqlalchemy import case, func, insert, update
@@ -18,6 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import Conversation, Message, new_id, utcnow
 from app.errors import NotFound
+
+# Work that joins the transaction storing a new user message (e.g. the old suggestions are cleared).
+InTransaction = Callable[[AsyncSession, str], Awaitable[None]]
 
 
 def content_hash(content: str) -> str:

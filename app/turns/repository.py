@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, timedelta
 from typing import Any
 
@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.conversations.service import get_owned
 from app.db.models import Conversation, Message, Turn, new_id, utcnow
 from app.errors import Conflict, ValidationFailed
-from app.messages.store import insert_message
+from app.messages.store import InTransaction, insert_message
 from app.metrics import record_turn
 
 log = logging.getLogger("app.turns")
@@ -75,9 +75,6 @@ async def _in_progress(session: AsyncSession, conversation_id: str) -> TurnInPro
     if row is None:
         return TurnInProgress(None)
     return TurnInProgress(row.id, lease_remaining_s(row.lease_expires_at))
-
-
-InTransaction = Callable[[AsyncSession, str], Awaitable[None]]
 
 
 class StartedTurn:
