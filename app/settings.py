@@ -51,6 +51,7 @@ class Settings(msgspec.Struct, frozen=True):
     turn_timeout_s: float = 120.0
     turn_speculation: bool = True  # start the fallback scorer's pick while the LLM selector runs
     turn_speculation_extra: int = 1  # also the next-ranked candidates (0..3): more hits, more cancelled calls
+    story_initialize_ahead: bool = True  # initialise a Story group's silent agents after a turn, in the background
     quality_check: bool = False  # the LLM quality judge (stage "quality") on every reply: app/turns/judge.py
     scoring_weights_path: Path | None = None
     dev_tokens: bool = False  # POST /v1/dev/token hands out tokens for any user name: development only
@@ -75,6 +76,7 @@ _SCALARS: list[tuple[str, str, str, type]] = [
     ("turn_timeout_s", "TURN_TIMEOUT_S", "turns.timeoutS", float),
     ("turn_speculation", "TURN_SPECULATION", "turns.speculation", bool),
     ("turn_speculation_extra", "TURN_SPECULATION_EXTRA", "turns.speculationExtra", int),
+    ("story_initialize_ahead", "STORY_INITIALIZE_AHEAD", "story.initializeAhead", bool),
     ("quality_check", "QUALITY_CHECK", "turns.qualityCheck", bool),
     ("scoring_weights_path", "SCORING_WEIGHTS", "turns.scoringWeights", Path),
     ("dev_tokens", "DEV_TOKENS", "auth.devTokens", bool),

@@ -7,8 +7,16 @@ its content hash then, the revision it adopted from, the tool calls) by a condit
 ``envelope`` itself stays the pre-adoption state, so when the user edits the reply before the
 next turn, that turn sees a different content hash and adopts the edited text itself.
 
-In-process, the next turn of the same agent waits (bounded) for an adoption still running;
-another server process just adopts in the turn, as without this feature.
+The follow-up also settles closed events and runs the plan cycle (the coordinator's
+``adopt_pending``), so only the prepare stays in front of the next turn's actor.
+
+A group's agents that have no Story yet are initialised the same way after a turn
+(``schedule_init``): the state goes into ``adopted_envelope`` with ``adoption.kind == "init"``,
+on the row's unchanged revision and only while ``envelope`` is still empty, so their first turn
+prepares without initialising in front of the actor.
+
+In-process, the next turn of the same agent waits (bounded) for a follow-up still running;
+another server process just adopts (or initialises) in the turn, as without this feature.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from story.tools.common import StoryContext
 
 log = logging.getLogger("app.story")
 Key = tuple[str, str, str]
+INITIALIZED_KEEP = 10_000
 
 
 class Adopted(msgspec.Struct, frozen=True):
@@ -43,11 +52,24 @@ class BackgroundAdoption:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self.sessions = sessions
         self.running: dict[Key, asyncio.Task[None]] = {}
+        # Scopes found with a state (or an initialisation ready): not looked at again. Bounded:
+        # cleared when it grows past INITIALIZED_KEEP (a lookup then happens once more).
+        self.initialized: set[Key] = set()
 
     def schedule(self, scope: StoryScope, coordinator: StoryCoordinator, build: Any, *, pending_id: str,
                  last_seq: int, names: dict[str, str], max_state_bytes: int) -> None:  # fmt: skip
+        self._start(scope, self._run(scope, coordinator, build, pending_id, last_seq, names, max_state_bytes))
+
+    def schedule_init(self, scope: StoryScope, coordinator: StoryCoordinator, build: Any, *, last_seq: int,
+                      names: dict[str, str], max_state_bytes: int) -> None:  # fmt: skip
         key = (scope.owner_id, scope.conversation_id, scope.agent_id)
-        task = asyncio.ensure_future(self._run(scope, coordinator, build, pending_id, last_seq, names, max_state_bytes))
+        if key in self.running or key in self.initialized:
+            return
+        self._start(scope, self._init(scope, coordinator, build, last_seq, names, max_state_bytes))
+
+    def _start(self, scope: StoryScope, job: Any) -> None:
+        key = (scope.owner_id, scope.conversation_id, scope.agent_id)
+        task = asyncio.ensure_future(job)
         self.running[key] = task
         task.add_done_callback(lambda t: self.running.pop(key, None) if self.running.get(key) is t else None)
 
@@ -91,10 +113,52 @@ class BackgroundAdoption:
             log.exception("background story adoption failed for agent %s", scope.agent_id)
 
 
+    async def _init(self, scope: StoryScope, coordinator: StoryCoordinator, build: Any, last_seq: int,
+                    names: dict[str, str], max_state_bytes: int) -> None:  # fmt: skip
+        key = (scope.owner_id, scope.conversation_id, scope.agent_id)
+        try:
+            async with self.sessions() as session:
+                stored = await repository.ensure(session, scope)
+                if stored.envelope is not None or await _init_ready(session, stored):
+                    return self._remember(key)
+                history = await load_history(session, scope.conversation_id, last_seq + 1, names, None)
+            res = await coordinator.initialize_ahead(build(None, history), max_state_bytes)
+            if res.payload is None:
+                return None  # the agent's first turn initialises itself
+            adoption = {"kind": "init", "messageId": None, "revision": stored.revision, "toolCalls": list(res.tool_calls),
+                        "diagnostics": msgspec.to_builtins(res.diagnostics), "usage": msgspec.to_builtins(res.usage),
+                        "at": utcnow().isoformat()}  # fmt: skip
+            async with self.sessions() as session:
+                await session.execute(
+                    update(StoryState).where(StoryState.id == stored.id, StoryState.revision == stored.revision,
+                                             StoryState.envelope.is_(None))
+                    .values(adopted_envelope=res.payload, adoption=adoption)
+                    .execution_options(synchronize_session=False)
+                )  # fmt: skip
+                await session.commit()
+            self._remember(key)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - the agent's first turn initialises itself
+            log.exception("background story initialisation failed for agent %s", scope.agent_id)
+        return None
+
+    def _remember(self, key: Key) -> None:
+        if len(self.initialized) >= INITIALIZED_KEEP:
+            self.initialized.clear()
+        self.initialized.add(key)
+
+
+async def _init_ready(session: AsyncSession, stored: StoredState) -> bool:
+    meta = await session.scalar(select(StoryState.adoption).where(StoryState.id == stored.id))
+    return bool(meta) and meta.get("kind") == "init" and meta.get("revision") == stored.revision
+
+
 async def reusable(session: AsyncSession, stored: StoredState, pending_id: str | None) -> Adopted | None:
-    """The background adoption of ``pending_id`` when it is still valid: the row was not written
-    since, and the reply's saved text is unchanged (same content hash)."""
-    if pending_id is None:
+    """The background follow-up of ``pending_id`` when it is still valid: the row was not written
+    since, and the reply's saved text is unchanged (same content hash). With no pending reply and
+    no state yet: the background initialisation, if the row was not written since."""
+    if pending_id is None and stored.envelope is not None:
         return None
     row = (await session.execute(
         select(StoryState.adopted_envelope, StoryState.adoption).where(StoryState.id == stored.id)
@@ -102,7 +166,12 @@ async def reusable(session: AsyncSession, stored: StoredState, pending_id: str |
     if row is None or row.adopted_envelope is None or not row.adoption:
         return None
     meta = row.adoption
-    if meta.get("revision") != stored.revision or meta.get("messageId") != pending_id or meta.get("contentHash") != await _content_hash(session, pending_id):
+    if meta.get("revision") != stored.revision:
+        return None
+    if pending_id is None:
+        if meta.get("kind") != "init":
+            return None
+    elif meta.get("messageId") != pending_id or meta.get("contentHash") != await _content_hash(session, pending_id):
         return None
     return Adopted(row.adopted_envelope, list(meta.get("toolCalls") or []), list(meta.get("diagnostics") or []),
                    dict(meta.get("usage") or {}))  # fmt: skip

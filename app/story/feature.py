@@ -13,7 +13,7 @@ route_handlers: list[Any] = [StoryController]
 def plugin(settings: Any, sessions: Any, model: Any) -> Any | None:
     """The turn plugin (see app/turns/plugins.py); it is a no-op for
     conversations whose ``settings.story.enabled`` is false."""
-    return StoryHooks(sessions, model)
+    return StoryHooks(sessions, model, initialize_ahead=getattr(settings, "story_initialize_ahead", True))
 
 
 async def on_startup(settings: Any, sessions: Any) -> None:

@@ -46,6 +46,7 @@ class StoryToken(msgspec.Struct):
     final: Any = None  # FinalizeResult, once the reply's message id is known
     diagnostics: list[Diagnostic] = []
     announced: str | None = None
+    beside_ms: float | None = None  # the settle pass beside the actor (None: nothing to settle or plan)
 
 
 def story_config(info: TurnInfo) -> StorySettings | None:
@@ -70,36 +71,71 @@ def _pending_id(stored: StoredState | None, agent_id: str) -> str | None:
     return pa.message_id if pa else None
 
 
+def _beside(coordinator: StoryCoordinator, inp: BeforeActorInput, result: BeforeActorResult,
+            timeout_s: float) -> asyncio.Future[float]:
+    """The settle pass beside the actor, bounded, never raising (unsettled events stay queued for
+    the next turn), cancelled with the agent's job (a speculation miss, the turn's deadline)."""
+
+    async def run() -> float:
+        t0 = time.perf_counter()
+        try:
+            async with asyncio.timeout(timeout_s):
+                await coordinator.settle_beside(inp, result)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Story never fails the agent's reply
+            log.warning("story settle beside the actor failed for %s: %s", inp.agent_id, exc)
+            result.diagnostics = [*result.diagnostics, Diagnostic("story_settle_deferred", f"{type(exc).__name__}: {exc}"[:300])]
+        return _ms(t0)
+
+    task = asyncio.ensure_future(run())
+    job = asyncio.current_task()
+    if job is not None:
+        job.add_done_callback(lambda _: task.cancel())
+    return task
+
+
 def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 3)
 
 
 class StoryHooks(TurnPlugin):
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], model: Any) -> None:
-        self.sessions, self.model = sessions, model
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], model: Any, *, initialize_ahead: bool = True) -> None:
+        self.sessions, self.model, self.initialize_ahead = sessions, model, initialize_ahead
         self.adoption = BackgroundAdoption(sessions)
 
     async def turn_finished(self, info: TurnInfo, messages: list[Any], emit: Any) -> None:
-        """Each reply this turn left waiting for acceptance is adopted now, in the background."""
+        """The follow-up, in the background: each reply this turn left waiting for acceptance is
+        adopted (with the settle pass and the plan cycle), and the group's agents that have no
+        Story yet are initialised, so the next turns only prepare in front of the actor."""
         cfg = story_config(info)
-        if cfg is None or not messages:
+        if cfg is None:
             return None
-        last_seq = max(m.seq for m in messages)
+        last_seq = max([info.user_message_seq, *(m.seq for m in messages)])
         names = {a: row.name for a, row in info.agent_rows.items()}
+        coordinator = self.coordinator(cfg, info.conversation_id)
+
+        def build(agent: Any) -> Any:
+            def inp(envelope: bytes | None, history: list[Any]) -> BeforeActorInput:
+                ctx = story_context(info.turn_id, info.user_message_id, agent.id, info.language)
+                return BeforeActorInput(ctx, agent.id, persona_of(agent), envelope, info.user_message_id,
+                                        info.user_text, info.user_message_seq, history, seed=cfg.seed)  # fmt: skip
+            return inp
+
         for message in messages:
             story = (message.metadata_json or {}).get("story") or {}
             agent = info.agent_rows.get(message.agent_id or "")
             if message.reply_kind != "primary" or story.get("outcome") != "waiting_for_acceptance" or agent is None:
                 continue
-
-            def build(envelope: bytes, history: list[Any], agent: Any = agent) -> BeforeActorInput:
-                ctx = story_context(info.turn_id, info.user_message_id, agent.id, info.language)
-                return BeforeActorInput(ctx, agent.id, persona_of(agent), envelope, info.user_message_id,
-                                        info.user_text, info.user_message_seq, history, seed=cfg.seed)  # fmt: skip
-
-            self.adoption.schedule(StoryScope(info.owner_id, info.conversation_id, agent.id),
-                                   self.coordinator(cfg, info.conversation_id), build, pending_id=message.id,
-                                   last_seq=last_seq, names=names, max_state_bytes=cfg.max_state_bytes)  # fmt: skip
+            self.adoption.schedule(StoryScope(info.owner_id, info.conversation_id, agent.id), coordinator, build(agent),
+                                   pending_id=message.id, last_seq=last_seq, names=names,
+                                   max_state_bytes=cfg.max_state_bytes)  # fmt: skip
+        spoke = {m.agent_id for m in messages}
+        for agent_id, agent in info.agent_rows.items():
+            if self.initialize_ahead and agent_id not in spoke:
+                self.adoption.schedule_init(StoryScope(info.owner_id, info.conversation_id, agent_id), coordinator,
+                                            build(agent), last_seq=last_seq, names=names,
+                                            max_state_bytes=cfg.max_state_bytes)  # fmt: skip
         return None
 
     def coordinator(self, cfg: StorySettings, conversation_id: str) -> StoryCoordinator:
@@ -116,23 +152,29 @@ class StoryHooks(TurnPlugin):
         t0 = time.perf_counter()
         stored: StoredState | None = None
         adopted: Adopted | None = None
+        beside: asyncio.Future[float] | None = None
         try:
             scope = StoryScope(info.owner_id, info.conversation_id, agent_id)
             names = {a: row.name for a, row in info.agent_rows.items()}
-            await self.adoption.wait(scope, cfg.model_call_timeout_ms / 1000)  # the last turn's, if still running
+            await self.adoption.wait(scope, cfg.model_call_timeout_ms / 1000)  # the last follow-up, if still running
             async with self.sessions() as session:
                 stored = await repository.ensure(session, scope)
                 pending = _pending_id(stored, agent_id)
                 history = await load_history(session, info.conversation_id, info.user_message_seq, names, pending)
                 adopted = await reusable(session, stored, pending)
             ctx = story_context(info.turn_id, info.user_message_id, agent_id, info.language)
-            result = await self.coordinator(cfg, info.conversation_id).before_actor(BeforeActorInput(
+            coordinator = self.coordinator(cfg, info.conversation_id)
+            inp = BeforeActorInput(
                 ctx, agent_id, persona_of(agent), adopted.envelope if adopted else stored.envelope,
                 info.user_message_id, "" if info.continuation else info.user_text, info.user_message_seq, history,
                 seed=cfg.seed, continuation=info.continuation, prior_failures=repository.prior_failures(stored),
-            ))  # fmt: skip
-            if adopted is not None:  # the reply was adopted in the background, right after its turn
+                deferred=True,  # the settle pass and the plan cycle run beside the actor
+            )  # fmt: skip
+            result = await coordinator.before_actor(inp)
+            if adopted is not None:  # adopted (or initialised) in the background, right after a turn
                 result.tool_calls = [*adopted.tool_calls, *result.tool_calls]
+            if result.beside is not None:
+                beside = _beside(coordinator, inp, result, 2 * cfg.model_call_timeout_ms / 1000)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - Story never fails the agent's reply
@@ -144,7 +186,7 @@ class StoryHooks(TurnPlugin):
         if result.outcome == "advance_pending":  # the seed's recovery table: this request fails, retry later
             refuse = ("story_advance_pending: the world settlement of this agent's previous reply failed; "
                       "retry (after a few failures it is given up and quarantined)")
-        return ActorPrep(stage_material=material, token=token, refuse=refuse)
+        return ActorPrep(stage_material=material, token=token, refuse=refuse, beside=beside)
 
     async def reply_ready(self, info: TurnInfo, agent_id: str, prep: ActorPrep, message_id: str, text: str) -> ReplyExtras:
         """Finalize the state for the reply about to be saved and announce the expected outcome
@@ -168,6 +210,8 @@ class StoryHooks(TurnPlugin):
                              input_tokens=getattr(usage, "input_tokens", 0), output_tokens=getattr(usage, "output_tokens", 0),
                              estimated=bool(getattr(usage, "estimated", False)),
                              outcome="error" if outcome in ("failed", "stale_write_rejected") else "ok")  # fmt: skip
+        beside = prep.beside
+        token.beside_ms = beside.result() if beside is not None and beside.done() and not beside.cancelled() else None
         return ReplyExtras(metadata={"story": self._metadata(token, outcome, revision, 0.0)}, metrics=[metric])
 
     async def reply_saved(self, info: TurnInfo, agent_id: str, prep: ActorPrep, message: Message) -> dict | None:
@@ -181,6 +225,8 @@ class StoryHooks(TurnPlugin):
         return {"story": self._metadata(token, outcome, revision, _ms(t0))}
 
     async def reply_dropped(self, info: TurnInfo, agent_id: str, prep: ActorPrep) -> None:
+        if prep.beside is not None:
+            prep.beside.cancel()
         token = prep.token
         if not isinstance(token, StoryToken):
             return
@@ -192,7 +238,8 @@ class StoryHooks(TurnPlugin):
         return {
             "outcome": outcome, "prepareOutcome": res.outcome, "revision": revision, "toolCalls": list(res.tool_calls),
             "diagnostics": msgspec.to_builtins(token.diagnostics), "usage": msgspec.to_builtins(res.usage),
-            "prepareMs": token.prepare_ms, "settleMs": settle_ms, "guided": res.guidance is not None,
+            "prepareMs": token.prepare_ms, "besideMs": token.beside_ms, "settleMs": settle_ms,
+            "guided": res.guidance is not None,
             "adoptedInBackground": token.adopted_in_background,
             # The staged beat is only accepted once later saved text shows it: not yet happened.
             "pendingStage": res.guidance.content if res.guidance and outcome == "waiting_for_acceptance" else None,

@@ -31,7 +31,7 @@ from app.turns import records, repository
 from app.turns.context import TurnContext, load_context
 from app.turns.cross_step import run_cross
 from app.turns.drafts import DraftChannel
-from app.turns.plugins import ActorPrep, Emit, StageMetric, TurnInfo, TurnPlugin
+from app.turns.plugins import ActorPrep, Emit, StageMetric, TurnInfo, TurnPlugin, await_beside
 from app.turns.quality import AllRepliesDropped, reply_problems
 from app.turns.judge import judge_reply, regeneration_note
 from app.turns.replies import Reply, actor_request, generate_checked, regeneration_request
@@ -309,6 +309,8 @@ class TurnPipeline:
             again = await self._generate(ctx, agent, request, job.channel, run.saved_texts)
             again.regenerated_for = [*reply.regenerated_for, "duplicate: same as another reply this turn"]
             reply = again
+        if not reply.dropped:
+            await await_beside(preps)
         await self._finish_reply(ctx, run, emit, reply, preps, "actor", speculation=job.speculation)
 
     async def _generate(self, ctx: TurnContext, agent: Any, request: Any, channel: DraftChannel,

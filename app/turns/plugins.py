@@ -8,7 +8,9 @@ plugin at these points, in order:
 * ``turn_starting(conversation_id)`` — that message is stored (suggestions: this process's
   generations for the conversation are cancelled);
 * ``before_actor(info, agent_id) -> ActorPrep`` — before a selected agent's primary reply (Story:
-  its stage material); may run speculatively and be cancelled;
+  its stage material); may run speculatively and be cancelled. ``ActorPrep.beside`` is work that
+  runs while the actor writes (Story: the settle pass); the pipeline awaits it before the reply
+  is saved, and it is cancelled with the agent's job;
 * ``reply_ready(info, agent_id, prep, message_id, text) -> ReplyExtras`` — the reply passed its
   checks and is about to be saved under ``message_id``; the returned metadata is saved with the
   message in the same write (Story: finalize its state and announce the outcome);
@@ -23,6 +25,7 @@ plugin at these points, in order:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -64,6 +67,14 @@ class ActorPrep(msgspec.Struct, kw_only=True):
     # A reason this agent must not reply this turn (Story: the previous reply's world settlement
     # failed, and the seed's recovery table fails the request rather than fake "no change").
     refuse: str | None = None
+    # Work running beside the actor that must end before ``reply_ready`` (it never raises).
+    beside: asyncio.Future[Any] | None = None
+
+
+async def await_beside(preps: list[tuple[Any, ActorPrep]]) -> None:
+    for _, prep in preps:
+        if prep.beside is not None:
+            await asyncio.wait({prep.beside})
 
 
 class StageMetric(msgspec.Struct, kw_only=True):

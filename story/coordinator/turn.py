@@ -27,6 +27,7 @@ from story.tools.deal_beat import DealInput, NarrativeDealBeat
 from story.tools.narrative_tools import NarrativePlanCycle, NarrativeRebranch, NarrativeSettleEvent, PlanInput
 from story.tools.prepare_turn import PovPrepareTurn, PrepareAction, PrepareInput
 from story.world.stage import PreparedMismatch, project_stage, restore_prepared
+from story.narrative.types import NarrativeSnapshot
 from story.world.types import Intent
 
 replace = msgspec.structs.replace
@@ -61,6 +62,11 @@ class BeforeActorInput(msgspec.Struct, frozen=True):
     continuation: bool = False
     # Turns in a row whose Story failed before this one (the host's failure count; 0 when unknown).
     prior_failures: int = 0
+    # The settle pass and the plan cycle leave the actor's path: the host runs ``settle_beside``
+    # while the actor writes and awaits it before ``finalize_turn``. Events closed at adoption or
+    # by this input are then still unresolved when this turn deals (the deal holds, as it would
+    # for an unknown settlement). A scope's first turn still plans in front (its first beat).
+    deferred: bool = False
 
 
 class BeforeActorResult(msgspec.Struct):
@@ -77,6 +83,8 @@ class BeforeActorResult(msgspec.Struct):
     anchor_content_hash: str | None = None
     action_kind: ActionKind = "user"
     continue_text: str | None = None  # the Continue instruction this turn honoured
+    # Deferred: the settings (adoption's, this turn's) ``settle_beside`` uses; None when done.
+    beside: tuple[str, str] | None = None
 
 
 class AdoptResult(msgspec.Struct):
@@ -175,7 +183,7 @@ class StoryCoordinator:
             state = StoryState(inp.agent_id, init.world, init.narrative, source_position=inp.source_position,
                                quarantine=old_q, quarantined_ids=old_ids)
         assert state is not None
-        await self._prepare(state, inp, out, setting, past)
+        await self._prepare(state, inp, out, setting, past, initialized=decision in ("fresh", "reinitialize", "read_only"))
         out.write = out.outcome == "prepared" and decision != "read_only"
         if decision == "read_only" and out.outcome == "prepared":
             out.outcome = "read_only"
@@ -210,6 +218,42 @@ class StoryCoordinator:
         except StateTooLarge as exc:
             return AdoptResult(None, [*out.diagnostics, Diagnostic("state_too_large", str(exc))], out.tool_calls, out.usage)
         return AdoptResult(payload, out.diagnostics, out.tool_calls, out.usage, adopted.accepted_message_id)
+
+    async def settle_beside(self, inp: BeforeActorInput, result: BeforeActorResult) -> None:
+        """The deferred settle pass and plan cycle of a prepared turn (``inp`` as given to
+        ``before_actor``), run while the actor writes; folded into ``result`` in one step at the
+        end, so a cancelled run leaves the result as it was (the events stay queued)."""
+        if result.beside is None or result.candidate is None:
+            return
+        past, setting = result.beside
+        if inp.continuation:
+            inp = self._continuation(inp, BeforeActorResult("no_story"))
+        side = BeforeActorResult("prepared")
+        state = await self._settle(result.candidate, inp, side, past)
+        narrative = await self._plan_if_needed(state, inp.context, side, setting)
+        result.candidate = replace(state, narrative=narrative)
+        result.tool_calls += side.tool_calls
+        result.diagnostics += side.diagnostics
+        result.usage = result.usage.plus(side.usage)
+        result.beside = None
+
+    async def initialize_ahead(self, inp: BeforeActorInput, max_state_bytes: int = 60_000) -> AdoptResult:
+        """A scope's initialisation (and first plan cycle) before its agent first speaks: the app
+        runs it in the background for a group's agents that have no Story yet, so their first
+        turn only prepares. No user input is read (``inp.user_text`` is ignored): the world comes
+        from the persona and the history so far. ``None`` payload: the turn initialises itself."""
+        out = BeforeActorResult("no_story")
+        init = await initialize_story(self.init_model, inp.context, inp.persona, inp.history, "", inp.seed)
+        calls, usage = ["story_init:" + ("ok" if init.world else "failed")], init.usage
+        if init.world is None or init.narrative is None:
+            return AdoptResult(None, init.diagnostics, calls, usage)
+        state = StoryState(inp.agent_id, init.world, init.narrative, source_position=inp.source_position)
+        state = replace(state, narrative=await self._plan_if_needed(state, inp.context, out, compile_source(inp.persona, inp.history, "")))
+        try:
+            payload = serialize_state(state, max_state_bytes)
+        except StateTooLarge as exc:
+            return AdoptResult(None, [*init.diagnostics, Diagnostic("state_too_large", str(exc))], calls, usage)
+        return AdoptResult(payload, [*init.diagnostics, *out.diagnostics], [*calls, *out.tool_calls], usage.plus(out.usage))
 
     @staticmethod
     def _continuation(inp: BeforeActorInput, out: BeforeActorResult) -> BeforeActorInput:
@@ -287,7 +331,19 @@ class StoryCoordinator:
         out.usage = out.usage.plus(run.usage)
         return run.state
 
-    async def _prepare(self, state: StoryState, inp: BeforeActorInput, out: BeforeActorResult, setting: str, past: str) -> None:
+    async def _plan_if_needed(self, state: StoryState, ctx: StoryContext, out: BeforeActorResult,
+                              setting: str) -> NarrativeSnapshot:
+        narrative = state.narrative
+        if not narrative.need_plan or unresolved(state):
+            return narrative
+        plan = await self.plan.execute(PlanInput(ctx, narrative, setting))
+        out.tool_calls.append(f"narrative_plan_cycle:{plan.outcome}")
+        out.diagnostics += plan.diagnostics
+        out.usage = out.usage.plus(plan.usage)
+        return plan.snapshot
+
+    async def _prepare(self, state: StoryState, inp: BeforeActorInput, out: BeforeActorResult, setting: str, past: str,
+                       initialized: bool = False) -> None:
         ctx = inp.context
         action = (PrepareAction("intent", inp.user_text, Intent("normal")) if inp.continuation
                   else PrepareAction("free", inp.user_text))
@@ -298,16 +354,14 @@ class StoryCoordinator:
         for e in prep.events:  # the new user message interrupts only what came before it
             if e.kind in ("event_interrupted", "event_ended"):
                 state = close_event(state, e.id, interrupted=e.kind == "event_interrupted")
-        # One settle pass per turn, after the prepare: events ended at adoption, events this
-        # input interrupted and earlier unknowns, each attempted once at this source position.
-        state = await self._settle(state, inp, out, past)
-        narrative, hold = state.narrative, bool(unresolved(state))
-        if narrative.need_plan and not hold:
-            plan = await self.plan.execute(PlanInput(ctx, narrative, setting))
-            out.tool_calls.append(f"narrative_plan_cycle:{plan.outcome}")
-            out.diagnostics += plan.diagnostics
-            out.usage = out.usage.plus(plan.usage)
-            narrative = plan.snapshot
+        # One settle pass per turn: events ended at adoption, events this input interrupted and
+        # earlier unknowns, each attempted once at this source position (deferred: beside the actor).
+        if not inp.deferred:
+            state = await self._settle(state, inp, out, past)
+        narrative = state.narrative
+        if not inp.deferred or initialized:
+            narrative = await self._plan_if_needed(state, ctx, out, setting)
+        hold = bool(unresolved(state))
         deal = await self.deal.execute(DealInput(ctx, narrative, prep.stage.event.phase, hold=hold))  # type: ignore[arg-type]
         out.tool_calls.append("narrative_deal_beat")
         out.diagnostics += deal.diagnostics
@@ -316,3 +370,5 @@ class StoryCoordinator:
         out.guidance = stage_message(out.projection)
         out.candidate = replace(state, world=prep.snapshot, narrative=deal.snapshot, source_position=inp.source_position)
         out.outcome = "prepared"
+        if inp.deferred and (hold or deal.snapshot.need_plan):
+            out.beside = (past, setting)

@@ -50,8 +50,10 @@ def world() -> World:
 @pytest.fixture
 async def story_api(settings, world: World) -> AsyncIterator[Api]:
     # Scripted Story answers are handed out in call order: a speculative actor for another agent
-    # would take one (its prepare is discarded with it). Speculation has its own tests.
-    app = create_app(msgspec.structs.replace(settings, turn_speculation=False), model=world.model)
+    # would take one (its prepare is discarded with it), and so would the background
+    # initialisation of the agents that did not speak. Both have their own tests.
+    app = create_app(msgspec.structs.replace(settings, turn_speculation=False, story_initialize_ahead=False),
+                     model=world.model)  # fmt: skip
     async with AsyncTestClient(app, timeout=30) as client:
         yield Api(client, settings)
 

@@ -1,0 +1,140 @@
+"""At most one Story call in front of the actor (issue 10): the settle pass runs beside the
+actor and lands in the same compare-and-swap write; a group's silent agents are initialised
+after a turn, in the background, so their first turn only prepares."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import msgspec
+import pytest
+from litestar.testing import AsyncTestClient
+
+from sqlalchemy import update
+
+from app.db.engine import session_factory
+from app.db.models import StoryState
+from app.main import create_app
+from tests.integration.conftest import ALICE, Api
+from tests.integration.story.conftest import (
+    CUE_PATROL, NORMAL, saved_state, say, state_row, story_group, story_world,
+)
+from tests.integration.turns.fakes import World, select as choose
+
+SETTLE_G0 = {"status": "assessed", "emotion": None, "new_pursuit": "", "line_progress": [],
+             "completed_goals": [{"goal_id": "g0", "evidence": "指尖停在柄端的旧徽记上"}]}  # fmt: skip
+
+
+@pytest.fixture
+def ahead_world() -> World:
+    return story_world()
+
+
+@pytest.fixture
+async def ahead_api(settings, ahead_world: World) -> AsyncIterator[Api]:
+    app = create_app(msgspec.structs.replace(settings, turn_speculation=False, story_initialize_ahead=True),
+                     model=ahead_world.model)  # fmt: skip
+    async with AsyncTestClient(app, timeout=30) as client:
+        yield Api(client, settings)
+
+
+async def test_the_settle_pass_runs_while_the_actor_writes_and_is_saved_with_the_reply(story_api, world, engine) -> None:
+    conv, (lia, _, _) = await story_group(story_api, world)
+    world.handlers["actor"] = ["莉娅接过钥匙，指尖停在柄端的旧徽记上。", "巡逻队的脚步声越来越近。"]
+    world.handlers["story.prepare"] = [NORMAL, CUE_PATROL]  # turn 2 interrupts the key event
+    seen: list[list[str]] = []
+
+    def settle(request):
+        seen.append(list(world.calls))  # what had been asked when the settle was answered
+        return SETTLE_G0
+
+    world.handlers["story.settle"] = settle
+    await say(story_api, conv["id"], "我把铜钥匙递给莉娅。")
+    world.delay = 0.05
+    start = len(world.calls)
+    t2 = await say(story_api, conv["id"], "我去迎接巡逻队。")
+    story = t2["agentMessages"][0]["metadata"]["story"]
+    turn_calls = seen[0][start:]
+    # Only the prepare stood before the actor: the actor was already asked when the settle was answered.
+    assert turn_calls.index("story.prepare") < turn_calls.index("actor") < turn_calls.index("story.settle")
+    assert "narrative_settle_event:settled" in story["toolCalls"] and story["outcome"] == "waiting_for_acceptance", story
+    assert story["besideMs"] >= 50  # one settle call at 50 ms, beside the actor
+    state = await saved_state(engine, conv["id"], lia["id"])  # the one CAS write holds the settlement
+    assert {g.id for g in state.narrative.cycle.pending if g.done} == {"g0"}
+    assert not [e for e in state.events if e.closed]
+
+
+async def test_a_dropped_reply_cancels_the_settle_beside_it_and_the_event_stays_queued(story_api, world, engine) -> None:
+    conv, (lia, _, _) = await story_group(story_api, world)
+    world.handlers["story.prepare"] = [NORMAL, CUE_PATROL]
+    settling, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def hang(request):
+        settling.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    async def fail_once_settling(request):
+        await settling.wait()
+        raise RuntimeError("actor down")
+
+    world.handlers["actor"] = ["莉娅接过钥匙，指尖停在柄端的旧徽记上。", fail_once_settling]
+    world.handlers["story.settle"] = hang
+    await say(story_api, conv["id"], "我把铜钥匙递给莉娅。")
+    before = await state_row(engine, conv["id"], lia["id"])
+    resp = await story_api.client.post(f"/v1/conversations/{conv['id']}/turns", json={"content": "我去迎接巡逻队。"},
+                                       headers=ALICE)  # fmt: skip
+    assert resp.status_code == 201 and resp.json()["agentMessages"] == []  # the turn did not wait 30 s
+    await asyncio.wait_for(cancelled.wait(), 5)
+    after = await state_row(engine, conv["id"], lia["id"])
+    assert after.revision == before.revision and after.envelope == before.envelope  # nothing half-written
+
+
+async def _wait_initialised(engine, conv_id: str, agent_ids: list[str]) -> None:
+    for _ in range(200):
+        rows = [await state_row(engine, conv_id, a) for a in agent_ids]
+        if all(r is not None and r.adopted_envelope and (r.adoption or {}).get("kind") == "init" for r in rows):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the silent agents were not initialised in the background")
+
+
+async def test_silent_agents_are_initialised_after_the_turn_so_their_first_turn_only_prepares(ahead_api, ahead_world, engine) -> None:
+    world = ahead_world
+    conv, (lia, heng, tiao) = await story_group(ahead_api, world)
+    t1 = await say(ahead_api, conv["id"], "大家好，我们在城门口。")
+    assert [m["agentId"] for m in t1["agentMessages"]] == [lia["id"]]
+    await _wait_initialised(engine, conv["id"], [heng["id"], tiao["id"]])
+    row = await state_row(engine, conv["id"], heng["id"])
+    assert row.envelope is None and row.revision == 0  # a proposal beside the row, not a write of it
+    assert row.adoption["toolCalls"] == ["story_init:ok", "narrative_plan_cycle:planned"]
+
+    world.handlers["select"] = choose(heng["id"])
+    start = len(world.calls)
+    t2 = await say(ahead_api, conv["id"], "周衡，你怎么看？")
+    story = t2["agentMessages"][0]["metadata"]["story"]
+    turn = world.calls[start:]
+    assert [c for c in turn[:turn.index("actor")] if c.startswith(("story.", "story_init"))] == ["story.prepare"]
+    assert story["adoptedInBackground"] and story["outcome"] == "waiting_for_acceptance" and story["revision"] == 1
+    assert story["toolCalls"] == ["story_init:ok", "narrative_plan_cycle:planned", "pov_prepare_turn", "narrative_deal_beat"]
+    assert (await saved_state(engine, conv["id"], heng["id"])).pending_actor.message_id == t2["agentMessages"][0]["id"]
+
+
+async def test_an_initialisation_ahead_is_not_used_once_the_row_was_written(ahead_api, ahead_world, engine) -> None:
+    world = ahead_world
+    conv, (lia, heng, _) = await story_group(ahead_api, world)
+    await say(ahead_api, conv["id"], "大家好。")
+    await _wait_initialised(engine, conv["id"], [heng["id"]])
+    async with session_factory(engine)() as s:  # another writer moved the row on meanwhile
+        await s.execute(update(StoryState).where(StoryState.conversation_id == conv["id"],
+                                                 StoryState.agent_id == heng["id"]).values(revision=StoryState.revision + 1))
+        await s.commit()
+    world.handlers["select"] = choose(heng["id"])
+    start = len(world.calls)
+    t2 = await say(ahead_api, conv["id"], "周衡，你好。")
+    assert "story_init.world" in world.calls[start:]  # initialised in the turn, as without the feature
+    assert not t2["agentMessages"][0]["metadata"]["story"]["adoptedInBackground"]
