@@ -64,12 +64,32 @@ def server(database_url: str | None, extra_env: dict[str, str] | None = None) ->
             proc.wait(10)
 
 
-def wait_ready(proc: subprocess.Popen, base: str, timeout_s: float) -> None:
+@contextlib.contextmanager
+def simulator_process(latency_ms: float, ttft_ms: float, tokens_per_s: float, seed: int = 1) -> Iterator[str]:
+    """``companion simulate-llm`` in its own process (as a model server is): its CPU work for
+    schema-valid answers then does not share the benchmark client's interpreter. Yields the
+    OpenAI base URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "simulate-llm", "--port", str(port), "--latency-ms", str(latency_ms),
+         "--ttft-ms", str(ttft_ms), "--tokens-per-s", str(tokens_per_s), "--seed", str(seed)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(proc, base, 30, path="/v1/models")
+        yield base + "/v1"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def wait_ready(proc: subprocess.Popen, base: str, timeout_s: float, path: str = "/readyz") -> None:
     """Until ``/readyz`` answers 200; a process that exits meanwhile, or the timeout, raises."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(base + "/readyz", timeout=1).status_code == 200:
+            if httpx.get(base + path, timeout=1).status_code == 200:
                 return
         if proc.poll() is not None:
             raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "server exited during start-up")

@@ -1,7 +1,8 @@
 """Benchmark: group turns, as the user feels them.
 
 1. A real ``companion serve`` process (SQLite, and PostgreSQL when a URL is given) against the
-   LLM simulator over loopback: every call takes L ms (default 200) when not streamed; streamed
+   LLM simulator (``companion simulate-llm``, its own process as a model server is;
+   ``--simulator-in-thread`` runs it in the benchmark's process as before) over loopback: every call takes L ms (default 200) when not streamed; streamed
    calls (actor, cross reply) send their first token after L ms and then 50 tokens/s. A 3-agent
    group, reply limit 2, no suggestions. Each turn is posted as SSE and timed on arrival of:
    the first ``message.delta`` (first words on screen), the first ``message.created``, and
@@ -22,11 +23,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +40,7 @@ import httpx  # noqa: E402
 from app.auth.tokens import issue_token  # noqa: E402
 from app.main import create_app  # noqa: E402
 from app.settings import load_settings  # noqa: E402
-from tests.perf._server import postgres_database, server, summarize, token  # noqa: E402
+from tests.perf._server import postgres_database, server, simulator_process, summarize, token  # noqa: E402
 
 SECRET = "bench-secret-" + "x" * 32
 ADMIN = {"Authorization": "Bearer " + issue_token(SECRET, "admin", admin=True, ttl_s=7200)}
@@ -112,11 +115,22 @@ async def _scenario(base: str, turns: int, latency_ms: float, *, named: bool, st
     }  # fmt: skip
 
 
-def simulator_run(turns: int, latency_ms: float, database_url: str | None, think_ms: float) -> dict[str, Any]:
+@contextlib.contextmanager
+def _simulator(latency_ms: float, in_thread: bool) -> Iterator[str]:
+    if not in_thread:
+        with simulator_process(latency_ms, latency_ms, 50.0, seed=1) as base_url:
+            yield base_url
+        return
     from app.llm.simulator import start_simulator_in_thread
 
     with start_simulator_in_thread(latency_ms=latency_ms, ttft_ms=latency_ms, tokens_per_s=50.0, seed=1) as sim:
-        env = {"COMPANION_LLM_BASE_URL": sim.base_url, "COMPANION_LLM_MODEL": "simulator"}
+        yield sim.base_url
+
+
+def simulator_run(turns: int, latency_ms: float, database_url: str | None, think_ms: float,
+                  in_thread: bool = False) -> dict[str, Any]:  # fmt: skip
+    with _simulator(latency_ms, in_thread) as sim_url:
+        env = {"COMPANION_LLM_BASE_URL": sim_url, "COMPANION_LLM_MODEL": "simulator"}
         with server(database_url, env) as base:
             out = {name: asyncio.run(_scenario(base, turns, latency_ms, named=named, story=story, think_ms=think_ms))
                    for name, named, story in (("no_mention", False, False), ("named_agent", True, False),
@@ -127,6 +141,7 @@ def simulator_run(turns: int, latency_ms: float, database_url: str | None, think
     out["latency_ms_per_call (simulated)"] = latency_ms
     out["think_ms_between_turns"] = think_ms
     out["streamed_calls"] = {"ttft_ms": latency_ms, "tokens_per_s": 50.0}
+    out["simulator"] = "in the benchmark's process (a thread)" if in_thread else "its own process (companion simulate-llm)"
     return out
 
 
@@ -187,13 +202,16 @@ def main() -> None:
     parser.add_argument("--postgres", default=os.environ.get("COMPANION_TEST_POSTGRES_URL"))
     parser.add_argument("--think-ms", type=float, default=1000.0)
     parser.add_argument("--skip-simulator", action="store_true")
+    parser.add_argument("--simulator-in-thread", action="store_true",
+                        help="run the simulator in this process, as before (its CPU then shares the client's interpreter)")
     args = parser.parse_args()
     out: dict[str, object] = {}
     if not args.skip_simulator:
-        out["simulator_sqlite"] = simulator_run(args.turns, args.latency_ms, None, args.think_ms)
+        out["simulator_sqlite"] = simulator_run(args.turns, args.latency_ms, None, args.think_ms, args.simulator_in_thread)
         if args.postgres:
             with postgres_database(args.postgres) as url:
-                out["simulator_postgresql"] = simulator_run(args.turns, args.latency_ms, url, args.think_ms)
+                out["simulator_postgresql"] = simulator_run(args.turns, args.latency_ms, url, args.think_ms,
+                                                            args.simulator_in_thread)
     with tempfile.TemporaryDirectory() as tmp:
         out["overhead_sqlite"] = asyncio.run(overhead_run(args.turns * 3, tmp, None))
     if args.postgres:
