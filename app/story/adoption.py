@@ -10,10 +10,9 @@ next turn, that turn sees a different content hash and adopts the edited text it
 The follow-up also settles closed events and runs the plan cycle (the coordinator's
 ``adopt_pending``), so only the prepare stays in front of the next turn's actor.
 
-A group's agents that have no Story yet are initialised the same way after a turn
-(``schedule_init``): the state goes into ``adopted_envelope`` with ``adoption.kind == "init"``,
-on the row's unchanged revision and only while ``envelope`` is still empty, so their first turn
-prepares without initialising in front of the actor.
+A group's agents that have no Story yet are initialised after a turn too (``schedule_init``):
+one compare-and-swap write from the empty row (status ``initialized``; a turn that wrote the row
+first wins), so their first turn prepares without initialising in front of the actor.
 
 In-process, the next turn of the same agent waits (bounded) for a follow-up still running;
 another server process just adopts (or initialises) in the turn, as without this feature.
@@ -30,6 +29,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db.models import Message, StoryState, utcnow
+from app.errors import StaleStateWrite
 from app.story import repository
 from app.story.messages import load_history
 from app.story.repository import StoredState, StoryScope
@@ -119,26 +119,21 @@ class BackgroundAdoption:
         try:
             async with self.sessions() as session:
                 stored = await repository.ensure(session, scope)
-                if stored.envelope is not None or await _init_ready(session, stored):
+                if stored.envelope is not None:
                     return self._remember(key)
                 history = await load_history(session, scope.conversation_id, last_seq + 1, names, None)
             res = await coordinator.initialize_ahead(build(None, history), max_state_bytes)
             if res.payload is None:
                 return None  # the agent's first turn initialises itself
-            adoption = {"kind": "init", "messageId": None, "revision": stored.revision, "toolCalls": list(res.tool_calls),
-                        "diagnostics": msgspec.to_builtins(res.diagnostics), "usage": msgspec.to_builtins(res.usage),
-                        "at": utcnow().isoformat()}  # fmt: skip
-            async with self.sessions() as session:
-                await session.execute(
-                    update(StoryState).where(StoryState.id == stored.id, StoryState.revision == stored.revision,
-                                             StoryState.envelope.is_(None))
-                    .values(adopted_envelope=res.payload, adoption=adoption)
-                    .execution_options(synchronize_session=False)
-                )  # fmt: skip
-                await session.commit()
+            last = {"kind": "initialized", "at": utcnow().isoformat(), "toolCalls": list(res.tool_calls), "failures": 0}
+            async with self.sessions() as session:  # a turn that wrote the row meanwhile wins
+                await repository.compare_and_swap(session, stored.id, stored.revision, status="initialized",
+                                                  envelope=res.payload, last_outcome=last)  # fmt: skip
             self._remember(key)
         except asyncio.CancelledError:
             raise
+        except StaleStateWrite:
+            self._remember(key)
         except Exception:  # noqa: BLE001 - the agent's first turn initialises itself
             log.exception("background story initialisation failed for agent %s", scope.agent_id)
         return None
@@ -149,16 +144,10 @@ class BackgroundAdoption:
         self.initialized.add(key)
 
 
-async def _init_ready(session: AsyncSession, stored: StoredState) -> bool:
-    meta = await session.scalar(select(StoryState.adoption).where(StoryState.id == stored.id))
-    return bool(meta) and meta.get("kind") == "init" and meta.get("revision") == stored.revision
-
-
 async def reusable(session: AsyncSession, stored: StoredState, pending_id: str | None) -> Adopted | None:
-    """The background follow-up of ``pending_id`` when it is still valid: the row was not written
-    since, and the reply's saved text is unchanged (same content hash). With no pending reply and
-    no state yet: the background initialisation, if the row was not written since."""
-    if pending_id is None and stored.envelope is not None:
+    """The background adoption of ``pending_id`` when it is still valid: the row was not written
+    since, and the reply's saved text is unchanged (same content hash)."""
+    if pending_id is None:
         return None
     row = (await session.execute(
         select(StoryState.adopted_envelope, StoryState.adoption).where(StoryState.id == stored.id)
@@ -166,12 +155,7 @@ async def reusable(session: AsyncSession, stored: StoredState, pending_id: str |
     if row is None or row.adopted_envelope is None or not row.adoption:
         return None
     meta = row.adoption
-    if meta.get("revision") != stored.revision:
-        return None
-    if pending_id is None:
-        if meta.get("kind") != "init":
-            return None
-    elif meta.get("messageId") != pending_id or meta.get("contentHash") != await _content_hash(session, pending_id):
+    if meta.get("revision") != stored.revision or meta.get("messageId") != pending_id or meta.get("contentHash") != await _content_hash(session, pending_id):
         return None
     return Adopted(row.adopted_envelope, list(meta.get("toolCalls") or []), list(meta.get("diagnostics") or []),
                    dict(meta.get("usage") or {}))  # fmt: skip

@@ -130,7 +130,7 @@ class StoryHooks(TurnPlugin):
             self.adoption.schedule(StoryScope(info.owner_id, info.conversation_id, agent.id), coordinator, build(agent),
                                    pending_id=message.id, last_seq=last_seq, names=names,
                                    max_state_bytes=cfg.max_state_bytes)  # fmt: skip
-        spoke = {m.agent_id for m in messages}
+        spoke = {m.agent_id for m in messages if m.reply_kind == "primary"}  # a cross reply runs no Story
         for agent_id, agent in info.agent_rows.items():
             if self.initialize_ahead and agent_id not in spoke:
                 self.adoption.schedule_init(StoryScope(info.owner_id, info.conversation_id, agent_id), coordinator,
@@ -171,7 +171,7 @@ class StoryHooks(TurnPlugin):
                 deferred=True,  # the settle pass and the plan cycle run beside the actor
             )  # fmt: skip
             result = await coordinator.before_actor(inp)
-            if adopted is not None:  # adopted (or initialised) in the background, right after a turn
+            if adopted is not None:  # the reply was adopted in the background, right after its turn
                 result.tool_calls = [*adopted.tool_calls, *result.tool_calls]
             if result.beside is not None:
                 beside = _beside(coordinator, inp, result, 2 * cfg.model_call_timeout_ms / 1000)

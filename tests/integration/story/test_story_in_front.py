@@ -11,10 +11,6 @@ import msgspec
 import pytest
 from litestar.testing import AsyncTestClient
 
-from sqlalchemy import update
-
-from app.db.engine import session_factory
-from app.db.models import StoryState
 from app.main import create_app
 from tests.integration.conftest import ALICE, Api
 from tests.integration.story.conftest import (
@@ -97,7 +93,7 @@ async def test_a_dropped_reply_cancels_the_settle_beside_it_and_the_event_stays_
 async def _wait_initialised(engine, conv_id: str, agent_ids: list[str]) -> None:
     for _ in range(200):
         rows = [await state_row(engine, conv_id, a) for a in agent_ids]
-        if all(r is not None and r.adopted_envelope and (r.adoption or {}).get("kind") == "init" for r in rows):
+        if all(r is not None and r.envelope is not None for r in rows):
             return
         await asyncio.sleep(0.02)
     raise AssertionError("the silent agents were not initialised in the background")
@@ -110,8 +106,10 @@ async def test_silent_agents_are_initialised_after_the_turn_so_their_first_turn_
     assert [m["agentId"] for m in t1["agentMessages"]] == [lia["id"]]
     await _wait_initialised(engine, conv["id"], [heng["id"], tiao["id"]])
     row = await state_row(engine, conv["id"], heng["id"])
-    assert row.envelope is None and row.revision == 0  # a proposal beside the row, not a write of it
-    assert row.adoption["toolCalls"] == ["story_init:ok", "narrative_plan_cycle:planned"]
+    assert row.status == "initialized" and row.revision == 1
+    assert row.last_outcome["toolCalls"] == ["story_init:ok", "narrative_plan_cycle:planned"]
+    report = (await ahead_api.client.get(f"/v1/conversations/{conv['id']}/story/{heng['id']}", headers=ALICE)).json()
+    assert report["status"] == "initialized" and report["report"]["foreground"]["id"] == "ev-key"
 
     world.handlers["select"] = choose(heng["id"])
     start = len(world.calls)
@@ -119,22 +117,26 @@ async def test_silent_agents_are_initialised_after_the_turn_so_their_first_turn_
     story = t2["agentMessages"][0]["metadata"]["story"]
     turn = world.calls[start:]
     assert [c for c in turn[:turn.index("actor")] if c.startswith(("story.", "story_init"))] == ["story.prepare"]
-    assert story["adoptedInBackground"] and story["outcome"] == "waiting_for_acceptance" and story["revision"] == 1
-    assert story["toolCalls"] == ["story_init:ok", "narrative_plan_cycle:planned", "pov_prepare_turn", "narrative_deal_beat"]
+    assert story["outcome"] == "waiting_for_acceptance" and story["revision"] == 2 and story["guided"]
+    assert story["toolCalls"] == ["pov_prepare_turn", "narrative_deal_beat"]
     assert (await saved_state(engine, conv["id"], heng["id"])).pending_actor.message_id == t2["agentMessages"][0]["id"]
 
 
-async def test_an_initialisation_ahead_is_not_used_once_the_row_was_written(ahead_api, ahead_world, engine) -> None:
+async def test_an_agent_with_a_story_is_not_initialised_again(ahead_api, ahead_world, engine) -> None:
     world = ahead_world
-    conv, (lia, heng, _) = await story_group(ahead_api, world)
-    await say(ahead_api, conv["id"], "大家好。")
-    await _wait_initialised(engine, conv["id"], [heng["id"]])
-    async with session_factory(engine)() as s:  # another writer moved the row on meanwhile
-        await s.execute(update(StoryState).where(StoryState.conversation_id == conv["id"],
-                                                 StoryState.agent_id == heng["id"]).values(revision=StoryState.revision + 1))
-        await s.commit()
-    world.handlers["select"] = choose(heng["id"])
-    start = len(world.calls)
-    t2 = await say(ahead_api, conv["id"], "周衡，你好。")
-    assert "story_init.world" in world.calls[start:]  # initialised in the turn, as without the feature
-    assert not t2["agentMessages"][0]["metadata"]["story"]["adoptedInBackground"]
+    conv, (lia, heng, tiao) = await story_group(ahead_api, world)
+    for text in ("大家好。", "今天天气不错。", "你们在做什么？"):
+        await say(ahead_api, conv["id"], text)
+        await _wait_initialised(engine, conv["id"], [heng["id"], tiao["id"]])
+    inits = [r for r in world.model.history if r.purpose == "story_init.world"]
+    assert len(inits) == 3  # one per agent: lia in her first turn, the other two once, after it
+
+
+async def test_an_agent_that_only_made_a_cross_reply_is_initialised_after_the_turn(ahead_api, ahead_world, engine) -> None:
+    world = ahead_world
+    conv, (lia, heng, tiao) = await story_group(ahead_api, world)
+    world.handlers["cross_reply.plan"] = lambda req: {"reply": {"fromAgentId": heng["id"], "toAgentId": lia["id"]},
+                                                      "reason": "补充"}  # fmt: skip
+    t1 = await say(ahead_api, conv["id"], "大家好，我们在城门口。")
+    assert [(m["agentId"], m["replyKind"]) for m in t1["agentMessages"]] == [(lia["id"], "primary"), (heng["id"], "cross")]
+    await _wait_initialised(engine, conv["id"], [heng["id"], tiao["id"]])  # a cross reply runs no Story

@@ -13,7 +13,8 @@ from tests.integration.story.conftest import choose, say, state_row, story_group
 
 async def test_a_speculative_miss_writes_no_story_state(settings, engine) -> None:
     world = story_world()
-    narrow = msgspec.structs.replace(settings, turn_speculation_extra=0)  # only the scorer's pick
+    # Only the scorer's pick; no initialisation ahead (it would give the silent agents a state after the turn).
+    narrow = msgspec.structs.replace(settings, turn_speculation_extra=0, story_initialize_ahead=False)
     async with AsyncTestClient(create_app(narrow, model=world.model), timeout=30) as client:
         api = Api(client, settings)
         conv, (lia, heng, tiao) = await story_group(api, world)
