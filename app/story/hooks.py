@@ -194,6 +194,10 @@ class StoryHooks(TurnPlugin):
         token = prep.token
         if not isinstance(token, StoryToken):
             return ReplyExtras()
+        beside = prep.beside
+        if beside is not None and not beside.done():  # the pipeline awaits it first; a safety net
+            await asyncio.wait({beside})
+        token.beside_ms = beside.result() if beside is not None and not beside.cancelled() else None
         res, stored = token.result, token.stored
         await self._record_if_failed(token)
         outcome, revision = res.outcome, stored.revision if stored else None
@@ -210,8 +214,6 @@ class StoryHooks(TurnPlugin):
                              input_tokens=getattr(usage, "input_tokens", 0), output_tokens=getattr(usage, "output_tokens", 0),
                              estimated=bool(getattr(usage, "estimated", False)),
                              outcome="error" if outcome in ("failed", "stale_write_rejected") else "ok")  # fmt: skip
-        beside = prep.beside
-        token.beside_ms = beside.result() if beside is not None and beside.done() and not beside.cancelled() else None
         return ReplyExtras(metadata={"story": self._metadata(token, outcome, revision, 0.0)}, metrics=[metric])
 
     async def reply_saved(self, info: TurnInfo, agent_id: str, prep: ActorPrep, message: Message) -> dict | None:
