@@ -45,19 +45,23 @@ class SchemaError(ValueError):
 def wire_schema(struct_type: Any, constraints: Constraints | None = None) -> dict[str, Any]:
     """Strict, self-contained JSON schema of ``struct_type`` with ``constraints`` applied.
 
-    Built once per Struct (the walk is cached); the constraints are applied to a fresh copy."""
-    schema = copy.deepcopy(_base_schema(struct_type))
+    Built once per Struct (the walk is cached, as JSON); the constraints are applied to a fresh
+    copy (decoded from that JSON: several times faster than ``copy.deepcopy``, on every call)."""
+    schema = _JSON.decode(_base_schema(struct_type))
     for path, extra in (constraints or {}).items():
         for target in _targets(schema, path):
             target.update(copy.deepcopy(dict(extra)))
     return schema
 
 
+_JSON = msgspec.json.Decoder(dict[str, Any])
+
+
 @functools.lru_cache(maxsize=256)
-def _base_schema(struct_type: Any) -> dict[str, Any]:
+def _base_schema(struct_type: Any) -> bytes:
     raw = msgspec.json.schema(struct_type)
     defs = raw.pop("$defs", {})
-    return _node(raw, defs, seen=())
+    return msgspec.json.encode(_node(raw, defs, seen=()))
 
 
 def _node(node: Any, defs: Mapping[str, Any], seen: tuple[str, ...]) -> Any:

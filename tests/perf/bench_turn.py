@@ -81,7 +81,9 @@ async def _timed_turn(client: httpx.AsyncClient, conv: str, text: str, user: dic
                 result = json.loads(line.split(":", 1)[1])
     tm = result["orchestration"]["timings"]
     replies = [m["metadata"]["timings"]["reply"] for m in result["agentMessages"]]
-    story = sum((m["metadata"].get("story") or {}).get("prepareMs", 0.0) for m in result["agentMessages"])
+    # Story model time: the prepare in front of the actor and the settle pass beside it.
+    story = sum((s.get("prepareMs") or 0.0) + (s.get("besideMs") or 0.0)
+                for s in ((m["metadata"].get("story") or {}) for m in result["agentMessages"]))
     sequential = tm["intent"] + tm["emotion"] + tm["select"] + sum(replies) + tm["cross_reply"] + story
     return {"status": result["status"], "delta": marks.get("message.delta"), "created": marks.get("message.created"),
             "completed": marks.get("turn.completed"), "sequential": sequential,
