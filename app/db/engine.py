@@ -10,6 +10,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
+from app.db.sqlite_driver import one_hop_dbapi
+
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 
 
@@ -47,13 +49,15 @@ def _sqlite_reset(dbapi_conn, _record, state) -> None:  # noqa: ANN001 - DBAPI o
 
 def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
     """Create the async engine. SQLite gets WAL, foreign keys and a busy timeout on every
-    connection, so concurrent writers queue instead of failing with ``database is locked``."""
+    connection, so concurrent writers queue instead of failing with ``database is locked``, and
+    one thread round trip per statement (``app.db.sqlite_driver``)."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        extra = {"module": one_hop_dbapi()} if parsed.get_driver_name() == "aiosqlite" else {}
         engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
-                                     pool_reset_on_return=None, **JSON_CODEC)  # fmt: skip
+                                     pool_reset_on_return=None, **JSON_CODEC, **extra)  # fmt: skip
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         event.listen(engine.sync_engine.pool, "reset", _sqlite_reset)
         return engine
