@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sqlalchemy import case, func, insert, update
+from sqlalchemy import bindparam, case, func, insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import Conversation, Message, new_id, utcnow
@@ -22,6 +22,23 @@ from app.errors import NotFound
 
 # Work that joins the transaction storing a new user message (e.g. the old suggestions are cleared).
 InTransaction = Callable[[AsyncSession, str], Awaitable[None]]
+
+# Core statements built once (three messages a turn: the ORM layer, and building the statement
+# each time, cost more than the SQL). Bind names differ from column names on purpose.
+_conv = Conversation.__table__.c
+_NEXT_SEQ = (
+    update(Conversation.__table__)
+    .where(_conv.id == bindparam("p_conversation"))
+    .values(
+        last_seq=_conv.last_seq + 1,
+        message_count=_conv.message_count + 1,
+        last_message_at_ms=case((func.coalesce(_conv.last_message_at_ms, 0) > bindparam("p_at_ms"), _conv.last_message_at_ms),
+                                else_=bindparam("p_at_ms")),
+        updated_at=bindparam("p_now"),
+    )
+    .returning(_conv.last_seq)
+)  # fmt: skip
+_INSERT_MESSAGE = insert(Message.__table__)
 
 
 def content_hash(content: str) -> str:
@@ -48,19 +65,8 @@ async def insert_message(
 ) -> Message:
     """Insert one message; the caller commits. Must be the first write of the transaction."""
     at_ms = at_ms if at_ms is not None else now_ms()
-    conv = Conversation.__table__.c  # Core statements: three messages a turn, the ORM layer cost more than the SQL
-    last = conv.last_message_at_ms
-    seq = (await session.execute(
-        update(Conversation.__table__)
-        .where(conv.id == conversation_id)
-        .values(
-            last_seq=conv.last_seq + 1,
-            message_count=conv.message_count + 1,
-            last_message_at_ms=case((func.coalesce(last, 0) > at_ms, last), else_=at_ms),
-            updated_at=utcnow(),
-        )
-        .returning(conv.last_seq)
-    )).scalar()  # fmt: skip
+    params = {"p_conversation": conversation_id, "p_at_ms": at_ms, "p_now": utcnow()}
+    seq = (await session.execute(_NEXT_SEQ, params)).scalar()
     if seq is None:
         raise NotFound(f"conversation {conversation_id} not found", code="conversation_not_found")
     values = {
@@ -69,5 +75,5 @@ async def insert_message(
         "reply_kind": reply_kind, "respond_to_agent_id": respond_to_agent_id, "metadata_json": metadata or {},
         "created_at": utcnow(), "edited_at": None, "deleted_at": None,
     }  # fmt: skip
-    await session.execute(insert(Message.__table__), values)
+    await session.execute(_INSERT_MESSAGE, values)
     return Message(**values)
