@@ -101,12 +101,11 @@ async def finish(session: AsyncSession, suggestion_id: str, *, status: str, **va
 async def clear_open(session: AsyncSession, conversation_id: str) -> int:
     """A new user message: in-flight and ready suggestions of the conversation are no longer
     current. The caller commits (it is the user message's own transaction)."""
+    s = Suggestion.__table__.c  # a Core statement: it runs in every user message's transaction
     result = await session.execute(
-        update(Suggestion)
-        .where(Suggestion.conversation_id == conversation_id, Suggestion.status.in_(OPEN))
+        update(Suggestion.__table__).where(s.conversation_id == conversation_id, s.status.in_(OPEN))
         .values(status="cleared", updated_at=utcnow())
-        .execution_options(synchronize_session=False)
-    )
+    )  # fmt: skip
     return result.rowcount
 
 

@@ -215,10 +215,11 @@ async def finish_turn(
     timings: dict[str, Any],
     usage: dict[str, Any],
 ) -> None:
+    t = Turn.__table__.c  # a Core statement: once a turn, the ORM's update path cost more than the SQL
     async with sessions() as session:
         await session.execute(
-            update(Turn)
-            .where(Turn.id == turn_id)
+            update(Turn.__table__)
+            .where(t.id == turn_id)
             .values(status=status, running_lock=None, lease_expires_at=None, result=result, error=error, intent=intent,
                     emotion=emotion, timings=timings, usage=usage, completed_at=utcnow())
         )  # fmt: skip
