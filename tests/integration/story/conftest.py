@@ -3,6 +3,7 @@ answers the Story purposes (initializer, prepare, plan, advance, settle)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -47,15 +48,21 @@ def world() -> World:
     return story_world()
 
 
-@pytest.fixture
-async def story_api(settings, world: World) -> AsyncIterator[Api]:
+@contextlib.asynccontextmanager
+async def story_client(settings, world: World, *, initialize_ahead: bool = False) -> AsyncIterator[Api]:
     # Scripted Story answers are handed out in call order: a speculative actor for another agent
     # would take one (its prepare is discarded with it), and so would the background
     # initialisation of the agents that did not speak. Both have their own tests.
-    app = create_app(msgspec.structs.replace(settings, turn_speculation=False, story_initialize_ahead=False),
+    app = create_app(msgspec.structs.replace(settings, turn_speculation=False, story_initialize_ahead=initialize_ahead),
                      model=world.model)  # fmt: skip
     async with AsyncTestClient(app, timeout=30) as client:
         yield Api(client, settings)
+
+
+@pytest.fixture
+async def story_api(settings, world: World) -> AsyncIterator[Api]:
+    async with story_client(settings, world) as api:
+        yield api
 
 
 async def story_group(api: Api, world: World, *, story: dict[str, Any] | None = None, reply_limit: int = 1,

@@ -7,14 +7,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-import msgspec
 import pytest
-from litestar.testing import AsyncTestClient
 
-from app.main import create_app
 from tests.integration.conftest import ALICE, Api
 from tests.integration.story.conftest import (
-    CUE_PATROL, NORMAL, saved_state, say, state_row, story_group, story_world,
+    CUE_PATROL, NORMAL, saved_state, say, state_row, story_client, story_group, story_world,
 )
 from tests.integration.turns.fakes import World, select as choose
 
@@ -29,10 +26,8 @@ def ahead_world() -> World:
 
 @pytest.fixture
 async def ahead_api(settings, ahead_world: World) -> AsyncIterator[Api]:
-    app = create_app(msgspec.structs.replace(settings, turn_speculation=False, story_initialize_ahead=True),
-                     model=ahead_world.model)  # fmt: skip
-    async with AsyncTestClient(app, timeout=30) as client:
-        yield Api(client, settings)
+    async with story_client(settings, ahead_world, initialize_ahead=True) as api:
+        yield api
 
 
 async def test_the_settle_pass_runs_while_the_actor_writes_and_is_saved_with_the_reply(story_api, world, engine) -> None:
