@@ -7,15 +7,15 @@ its content hash then, the revision it adopted from, the tool calls) by a condit
 ``envelope`` itself stays the pre-adoption state, so when the user edits the reply before the
 next turn, that turn sees a different content hash and adopts the edited text itself.
 
-The follow-up also settles closed events and runs the plan cycle (the coordinator's
-``adopt_pending``), so only the prepare stays in front of the next turn's actor.
+Together with the settle pass beside the actor (``app.story.hooks``), only the prepare stays in
+front of the next turn's actor.
 
 A group's agents that have no Story yet are initialised after a turn too (``schedule_init``):
 one compare-and-swap write from the empty row (status ``initialized``; a turn that wrote the row
 first wins), so their first turn prepares without initialising in front of the actor.
 
-In-process, the next turn of the same agent waits (bounded) for a follow-up still running;
-another server process just adopts (or initialises) in the turn, as without this feature.
+In-process, the next turn of the same agent waits (bounded) for an adoption or initialisation
+still running; another server process just adopts (or initialises) in the turn, as without this.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ class BackgroundAdoption:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self.sessions = sessions
         self.running: dict[Key, asyncio.Task[None]] = {}
-        # Scopes found with a state (or an initialisation ready): not looked at again. Bounded:
-        # cleared when it grows past INITIALIZED_KEEP (a lookup then happens once more).
+        # Scopes found with a state: not looked at again. Bounded: cleared when it grows past
+        # INITIALIZED_KEEP (a lookup then happens once more).
         self.initialized: set[Key] = set()
 
     def schedule(self, scope: StoryScope, coordinator: StoryCoordinator, build: Any, *, pending_id: str,
@@ -111,7 +111,6 @@ class BackgroundAdoption:
             raise
         except Exception:  # noqa: BLE001 - the next turn adopts itself
             log.exception("background story adoption failed for agent %s", scope.agent_id)
-
 
     async def _init(self, scope: StoryScope, coordinator: StoryCoordinator, build: Any, last_seq: int,
                     names: dict[str, str], max_state_bytes: int) -> None:  # fmt: skip

@@ -105,9 +105,9 @@ class StoryHooks(TurnPlugin):
         self.adoption = BackgroundAdoption(sessions)
 
     async def turn_finished(self, info: TurnInfo, messages: list[Any], emit: Any) -> None:
-        """The follow-up, in the background: each reply this turn left waiting for acceptance is
-        adopted (with the settle pass and the plan cycle), and the group's agents that have no
-        Story yet are initialised, so the next turns only prepare in front of the actor."""
+        """In the background: each reply this turn left waiting for acceptance is adopted, and the
+        group's agents that have no Story yet are initialised, so the next turns only prepare in
+        front of the actor."""
         cfg = story_config(info)
         if cfg is None:
             return None

@@ -3,7 +3,10 @@
 The app calls ``before_actor`` before the actor runs and ``finalize_turn`` after the actor's
 reply is saved, then writes the returned bytes with one compare-and-swap on the revision it
 read. The plot only advances on what the saved reply shows: the reply of this turn is
-adopted at the start of the *next* turn, re-read from the database by id.
+adopted at the start of the *next* turn, re-read from the database by id (or by the host right
+after this turn, ``adopt_pending``). With ``deferred`` the settle pass and the plan cycle run in
+``settle_beside`` while the actor writes, so the prepare is the one model call in front of it;
+``initialize_ahead`` builds a scope's first state before its agent first speaks.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from story.coordinator.envelope import (
 from story.coordinator.events import SettleRun, add_evidence, close_event, quarantine_pending, settle_closed, unresolved
 from story.coordinator.initializer import PersonaSource, compile_source, initialize_story
 from story.coordinator.recovery import HistoryMessage, decide_start, saved_message_ok
+from story.narrative.types import NarrativeSnapshot
 from story.ports import ChatMessage, MessageReader
 from story.tools.advance_world import AdvanceInput, PovAdvanceWorld, WriterOutput
 from story.tools.common import Diagnostic, StoryContext, StoryModelConfig, StoryError, Usage
@@ -27,7 +31,6 @@ from story.tools.deal_beat import DealInput, NarrativeDealBeat
 from story.tools.narrative_tools import NarrativePlanCycle, NarrativeRebranch, NarrativeSettleEvent, PlanInput
 from story.tools.prepare_turn import PovPrepareTurn, PrepareAction, PrepareInput
 from story.world.stage import PreparedMismatch, project_stage, restore_prepared
-from story.narrative.types import NarrativeSnapshot
 from story.world.types import Intent
 
 replace = msgspec.structs.replace
