@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 import msgspec
@@ -39,6 +40,7 @@ from story.tools.common import StoryContext
 log = logging.getLogger("app.story")
 Key = tuple[str, str, str]
 INITIALIZED_KEEP = 10_000
+INIT_RETRY_AFTER_S = 300.0
 
 
 class Adopted(msgspec.Struct, frozen=True):
@@ -52,9 +54,11 @@ class BackgroundAdoption:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self.sessions = sessions
         self.running: dict[Key, asyncio.Task[None]] = {}
-        # Scopes found with a state: not looked at again. Bounded: cleared when it grows past
-        # INITIALIZED_KEEP (a lookup then happens once more).
+        # Scopes found with a state: not looked at again; scopes whose initialisation failed: not
+        # tried again for INIT_RETRY_AFTER_S (a model that is down is not paid for every turn).
+        # Bounded: cleared when one grows past INITIALIZED_KEEP (a lookup then happens once more).
         self.initialized: set[Key] = set()
+        self.init_failed: dict[Key, float] = {}
 
     def schedule(self, scope: StoryScope, coordinator: StoryCoordinator, build: Any, *, pending_id: str,
                  last_seq: int, names: dict[str, str], max_state_bytes: int) -> None:  # fmt: skip
@@ -63,7 +67,8 @@ class BackgroundAdoption:
     def schedule_init(self, scope: StoryScope, coordinator: StoryCoordinator, build: Any, *, last_seq: int,
                       names: dict[str, str], max_state_bytes: int) -> None:  # fmt: skip
         key = (scope.owner_id, scope.conversation_id, scope.agent_id)
-        if key in self.running or key in self.initialized:
+        failed = self.init_failed.get(key)
+        if key in self.running or key in self.initialized or (failed and time.monotonic() - failed < INIT_RETRY_AFTER_S):
             return
         self._start(scope, self._init(scope, coordinator, build, last_seq, names, max_state_bytes))
 
@@ -122,8 +127,8 @@ class BackgroundAdoption:
                     return self._remember(key)
                 history = await load_history(session, scope.conversation_id, last_seq + 1, names, None)
             res = await coordinator.initialize_ahead(build(None, history), max_state_bytes)
-            if res.payload is None:
-                return None  # the agent's first turn initialises itself
+            if res.payload is None:  # the agent's first turn initialises itself; no retry for a while
+                return self._remember(key, self.init_failed)
             last = {"kind": "initialized", "at": utcnow().isoformat(), "toolCalls": list(res.tool_calls), "failures": 0}
             async with self.sessions() as session:  # a turn that wrote the row meanwhile wins
                 await repository.compare_and_swap(session, stored.id, stored.revision, status="initialized",
@@ -135,12 +140,17 @@ class BackgroundAdoption:
             self._remember(key)
         except Exception:  # noqa: BLE001 - the agent's first turn initialises itself
             log.exception("background story initialisation failed for agent %s", scope.agent_id)
+            self._remember(key, self.init_failed)
         return None
 
-    def _remember(self, key: Key) -> None:
-        if len(self.initialized) >= INITIALIZED_KEEP:
-            self.initialized.clear()
-        self.initialized.add(key)
+    def _remember(self, key: Key, into: set[Key] | dict[Key, float] | None = None) -> None:
+        into = self.initialized if into is None else into
+        if len(into) >= INITIALIZED_KEEP:
+            into.clear()
+        if isinstance(into, dict):
+            into[key] = time.monotonic()
+        else:
+            into.add(key)
 
 
 async def reusable(session: AsyncSession, stored: StoredState, pending_id: str | None) -> Adopted | None:

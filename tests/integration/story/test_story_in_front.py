@@ -135,3 +135,25 @@ async def test_an_agent_that_only_made_a_cross_reply_is_initialised_after_the_tu
     t1 = await say(ahead_api, conv["id"], "大家好，我们在城门口。")
     assert [(m["agentId"], m["replyKind"]) for m in t1["agentMessages"]] == [(lia["id"], "primary"), (heng["id"], "cross")]
     await _wait_initialised(engine, conv["id"], [heng["id"], tiao["id"]])  # a cross reply runs no Story
+
+
+async def test_a_failed_initialisation_ahead_is_not_retried_on_every_turn(ahead_api, ahead_world, engine) -> None:
+    world = ahead_world
+    conv, (lia, heng, tiao) = await story_group(ahead_api, world)
+    world.handlers["story_init.world"] = RuntimeError("model down")
+
+    def heng_inits() -> int:
+        return sum(1 for r in world.model.history
+                   if r.purpose == "story_init.world" and "周衡" in r.messages[0].content)  # fmt: skip
+
+    await say(ahead_api, conv["id"], "大家好。")
+    for _ in range(100):  # the background attempt after turn 1
+        if heng_inits():
+            break
+        await asyncio.sleep(0.02)
+    tried = heng_inits()
+    assert tried >= 1
+    await say(ahead_api, conv["id"], "还在吗？")
+    await asyncio.sleep(0.2)
+    assert heng_inits() == tried  # backed off: not paid for again on the next turn
+    assert (await state_row(engine, conv["id"], heng["id"])).envelope is None
