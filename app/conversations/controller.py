@@ -20,6 +20,7 @@ class ConversationController(Controller):
         self, data: ConversationCreate, session: AsyncSession, principal: Principal, state: State
     ) -> Response[ConversationOut]:
         out = await service.create_conversation(session, principal.user_id, data, state.settings.limits)
+        await state.turn_pipeline.conversation_saved(principal.user_id, out.id)  # e.g. the Story is set up
         return Response(out, status_code=201 if out.created else 200)
 
     @get("/")
@@ -34,13 +35,17 @@ class ConversationController(Controller):
     async def update(
         self, conversation_id: str, data: ConversationUpdate, session: AsyncSession, principal: Principal, state: State
     ) -> ConversationOut:
-        return await service.update_conversation(session, principal.user_id, conversation_id, data, state.settings.limits)
+        out = await service.update_conversation(session, principal.user_id, conversation_id, data, state.settings.limits)
+        await state.turn_pipeline.conversation_saved(principal.user_id, conversation_id)
+        return out
 
     @post("/{conversation_id:str}/members", status_code=200)
     async def add_member(
         self, conversation_id: str, data: MemberAdd, session: AsyncSession, principal: Principal, state: State
     ) -> ConversationOut:
-        return await service.add_member(session, principal.user_id, conversation_id, data.agent_id, state.settings.limits)
+        out = await service.add_member(session, principal.user_id, conversation_id, data.agent_id, state.settings.limits)
+        await state.turn_pipeline.conversation_saved(principal.user_id, conversation_id)
+        return out
 
     @delete("/{conversation_id:str}/members/{agent_id:str}", status_code=200)
     async def remove_member(

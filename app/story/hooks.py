@@ -18,13 +18,14 @@ from typing import Any
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.conversations.settings import StorySettings
-from app.db.models import Message, utcnow
+from app.conversations.settings import ConversationSettings, StorySettings
+from app.db.models import Conversation, Message, utcnow
 from app.errors import StaleStateWrite
 from app.story import repository
 from app.story.adoption import Adopted, BackgroundAdoption, reusable, story_context
 from app.story.messages import DbMessageReader, load_history
 from app.story.repository import StoredState, StoryScope
+from app.turns import loader
 from app.turns.plugins import ActorPrep, ReplyExtras, StageMetric, TurnInfo, TurnPlugin
 from story.coordinator.envelope import deserialize_state
 from story.coordinator.initializer import PersonaSource
@@ -103,6 +104,28 @@ class StoryHooks(TurnPlugin):
     def __init__(self, sessions: async_sessionmaker[AsyncSession], model: Any, *, initialize_ahead: bool = True) -> None:
         self.sessions, self.model, self.initialize_ahead = sessions, model, initialize_ahead
         self.adoption = BackgroundAdoption(sessions)
+
+    async def conversation_saved(self, owner_id: str, conversation_id: str) -> None:
+        """Created, or its settings or members changed: with the Story on, the agents that have
+        no Story yet are initialised in the background, so even a first turn only prepares."""
+        if not self.initialize_ahead:
+            return
+        async with self.sessions() as session:
+            conv = await session.get(Conversation, conversation_id)
+            config = msgspec.convert(conv.settings or {}, ConversationSettings) if conv is not None else None
+            if conv is None or config is None or not config.story.enabled:
+                return
+            agents = await loader.load_agents(session, conversation_id)
+        cfg, seq = config.story, conv.last_seq
+        coordinator = self.coordinator(cfg, conversation_id)
+        names = {a: row.name for a, row in agents.rows.items()}
+        for agent in agents.rows.values():
+            def inp(envelope: bytes | None, history: list[Any], agent: Any = agent) -> BeforeActorInput:
+                ctx = story_context(f"init-{conversation_id}", f"init@{seq}", agent.id, config.language)
+                return BeforeActorInput(ctx, agent.id, persona_of(agent), envelope, "", "", seq, history, seed=cfg.seed)
+
+            self.adoption.schedule_init(StoryScope(owner_id, conversation_id, agent.id), coordinator, inp,
+                                        last_seq=seq, names=names, max_state_bytes=cfg.max_state_bytes)  # fmt: skip
 
     async def turn_finished(self, info: TurnInfo, messages: list[Any], emit: Any) -> None:
         """In the background: each reply this turn left waiting for acceptance is adopted, and the

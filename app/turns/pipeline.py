@@ -114,6 +114,11 @@ class TurnPipeline:
         self.settings = settings
         self.weights = weights
 
+    async def conversation_saved(self, owner_id: str, conversation_id: str) -> None:
+        """A conversation was created or its settings or members changed (committed)."""
+        for plugin in self.plugins:
+            await plugin.conversation_saved(owner_id, conversation_id)
+
     async def user_message_stored(self, session: AsyncSession, conversation_id: str) -> None:
         """Inside the transaction storing a new user message (with or without a turn)."""
         for plugin in self.plugins:

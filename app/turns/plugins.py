@@ -3,6 +3,8 @@
 A feature subclasses ``TurnPlugin`` and overrides what it needs; the pipeline calls every
 plugin at these points, in order:
 
+* ``conversation_saved(owner_id, conversation_id)`` — a conversation was created or its settings
+  or members changed (Story: initialise its agents ahead, in the background);
 * ``user_message_stored(session, conversation_id)`` — inside the transaction that stores a new
   user message (suggestions: the old chips are cleared in the same write);
 * ``turn_starting(conversation_id)`` — that message is stored (suggestions: this process's
@@ -104,6 +106,9 @@ class ReplyExtras(msgspec.Struct, kw_only=True):
 
 
 class TurnPlugin:
+    async def conversation_saved(self, owner_id: str, conversation_id: str) -> None:
+        return None
+
     async def user_message_stored(self, session: AsyncSession, conversation_id: str) -> None:
         return None
 
