@@ -157,3 +157,19 @@ async def test_a_failed_initialisation_ahead_is_not_retried_on_every_turn(ahead_
     await asyncio.sleep(0.2)
     assert heng_inits() == tried  # backed off: not paid for again on the next turn
     assert (await state_row(engine, conv["id"], heng["id"])).envelope is None
+
+
+async def test_switching_the_story_on_or_adding_a_member_initialises_ahead(ahead_api, ahead_world, engine) -> None:
+    conv, (lia, heng, tiao) = await story_group(ahead_api, ahead_world, story={"enabled": False})
+    await asyncio.sleep(0.1)
+    assert await state_row(engine, conv["id"], lia["id"]) is None  # Story off: nothing is set up
+    resp = await ahead_api.client.patch(f"/v1/conversations/{conv['id']}",
+                                        json={"settings": {"story": {"enabled": True, "modelConfigId": "default"}}},
+                                        headers=ALICE)  # fmt: skip
+    assert resp.status_code == 200, resp.text
+    await _wait_initialised(engine, conv["id"], [lia["id"], heng["id"], tiao["id"]])
+    newcomer = await ahead_api.agent("阿乐", capabilities={"playful": 0.9})
+    resp = await ahead_api.client.post(f"/v1/conversations/{conv['id']}/members", json={"agentId": newcomer["id"]},
+                                       headers=ALICE)  # fmt: skip
+    assert resp.status_code == 200, resp.text
+    await _wait_initialised(engine, conv["id"], [newcomer["id"]])
