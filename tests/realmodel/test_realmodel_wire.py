@@ -4,6 +4,8 @@ offline fallback). Repairs are allowed (a 135M model may trip a semantic check) 
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 from tests.integration.conftest import ALICE, Api
@@ -18,14 +20,19 @@ async def _agents(api: Api, names: tuple[str, ...]) -> list[dict[str, Any]]:
 
 
 async def _turn(api: Api, conv_id: str, text: str) -> dict[str, Any]:
-    """A turn; sent once more (as a user would) if a 135M model's prose was dropped by the quality
-    check. That is prose quality, not the wire: structured stages are asserted separately."""
-    for _ in range(2):
+    """A turn; sent again (as a user would) if a 135M model's prose was dropped by the quality
+    check. That is prose quality, not the wire: structured stages are asserted separately. Once
+    in four runs on the 2-core machine the local server answered an actor call ``model_unavailable``
+    for a few seconds (cause not found; its log showed nothing); a user retries after a pause."""
+    for attempt in range(3):
         resp = await api.client.post(f"/v1/conversations/{conv_id}/turns", json={"content": text}, headers=ALICE)
         assert resp.status_code in (200, 201), resp.text
         turn = resp.json()
-        if (turn.get("error") or {}).get("code") != "all_replies_dropped":
+        error = turn.get("error") or {}
+        if error.get("code") != "all_replies_dropped":
             break
+        if "model_unavailable" in str(error.get("details")) and attempt < 2:
+            await asyncio.sleep(5)
     return turn
 
 
@@ -90,12 +97,28 @@ def _story_calls_decoded(story: dict[str, Any]) -> None:
             assert not any(w in d["message"] for w in DECODE_FAILURES), d
 
 
+async def _report_settled(api: Api, conv_id: str, agent_id: str, timeout_s: float = 300.0) -> dict[str, Any]:
+    """The Story report once the background initialisation has ended (or ``timeout_s``)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        report = (await api.client.get(f"/v1/conversations/{conv_id}/story/{agent_id}", headers=ALICE)).json()
+        if report["status"] != "not_started" or time.monotonic() > deadline:
+            return report
+        await asyncio.sleep(0.5)
+
+
 async def test_story_walkthrough_starts_and_advances_on_the_model_path(real_api: Api):
     (lia,) = await _agents(real_api, ("Lia",))
     resp = await real_api.client.post("/v1/conversations", json={"kind": "direct", "agentIds": [lia["id"]],
                                       "settings": {"language": "en", "story": STORY_ON}}, headers=ALICE)
     assert resp.status_code == 201, resp.text
     conv = resp.json()
+    # The Story is set up in the background when the conversation is created (initialisation
+    # ahead): wait for it; if it failed, the first turn initialises in front of the actor.
+    before = await _report_settled(real_api, conv["id"], lia["id"])
+    ahead = before["status"] == "initialized"
+    if ahead:
+        assert "story_init:ok" in before["lastOutcome"]["toolCalls"] and before["revision"] == 1, before
     revisions, outcomes = [], []
     for i, text in enumerate(["I hand Lia the copper key, but I do not enter the city yet.",
                               "Never mind checking it, give the key back to me.",
@@ -107,11 +130,11 @@ async def test_story_walkthrough_starts_and_advances_on_the_model_path(real_api:
         revisions.append(story["revision"])
         outcomes.append(story["outcome"])
         if i == 0:  # the first world was built by the model; the user then edits the reply
-            assert "story_init:ok" in story["toolCalls"] and story["outcome"] == "waiting_for_acceptance", story
+            assert story["outcome"] == "waiting_for_acceptance" and (ahead or "story_init:ok" in story["toolCalls"]), story
             edit = await real_api.client.patch(
                 f"/v1/conversations/{conv['id']}/messages/{turn['agentMessages'][0]['id']}",
                 json={"content": "Lia only glances at the key and does not take it."}, headers=ALICE)
             assert edit.status_code == 200, edit.text
-    assert revisions[0] == 1 and revisions == sorted(revisions), (revisions, outcomes)
+    assert revisions[0] == (2 if ahead else 1) and revisions == sorted(revisions), (revisions, outcomes)
     report = (await real_api.client.get(f"/v1/conversations/{conv['id']}/story/{lia['id']}", headers=ALICE)).json()
     assert report["status"] == "waiting_for_acceptance" and report["revision"] == revisions[-1], report
