@@ -96,6 +96,19 @@ def _beside(coordinator: StoryCoordinator, inp: BeforeActorInput, result: Before
     return task
 
 
+def _inputs(*, turn_id: str, user_message_id: str, user_text: str, seq: int, language: str, seed: int) -> Any:
+    """``inputs(agent)``: how a background job (adoption, initialisation) builds its coordinator input."""
+
+    def for_agent(agent: Any) -> Any:
+        def build(envelope: bytes | None, history: list[Any]) -> BeforeActorInput:
+            ctx = story_context(turn_id, user_message_id, agent.id, language)
+            return BeforeActorInput(ctx, agent.id, persona_of(agent), envelope, user_message_id, user_text, seq,
+                                    history, seed=seed)  # fmt: skip
+        return build
+
+    return for_agent
+
+
 def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 3)
 
@@ -117,15 +130,9 @@ class StoryHooks(TurnPlugin):
                 return
             agents = await loader.load_agents(session, conversation_id)
         cfg, seq = config.story, conv.last_seq
-        coordinator = self.coordinator(cfg, conversation_id)
-        names = {a: row.name for a, row in agents.rows.items()}
-        for agent in agents.rows.values():
-            def inp(envelope: bytes | None, history: list[Any], agent: Any = agent) -> BeforeActorInput:
-                ctx = story_context(f"init-{conversation_id}", f"init@{seq}", agent.id, config.language)
-                return BeforeActorInput(ctx, agent.id, persona_of(agent), envelope, "", "", seq, history, seed=cfg.seed)
-
-            self.adoption.schedule_init(StoryScope(owner_id, conversation_id, agent.id), coordinator, inp,
-                                        last_seq=seq, names=names, max_state_bytes=cfg.max_state_bytes)  # fmt: skip
+        inputs = _inputs(turn_id=f"init-{conversation_id}", user_message_id=f"init@{seq}", user_text="", seq=seq,
+                         language=config.language, seed=cfg.seed)  # fmt: skip
+        self._initialize(owner_id, conversation_id, agents.rows, cfg, self.coordinator(cfg, conversation_id), inputs, seq)
 
     async def turn_finished(self, info: TurnInfo, messages: list[Any], emit: Any) -> None:
         """In the background: each reply this turn left waiting for acceptance is adopted, and the
@@ -137,29 +144,31 @@ class StoryHooks(TurnPlugin):
         last_seq = max([info.user_message_seq, *(m.seq for m in messages)])
         names = {a: row.name for a, row in info.agent_rows.items()}
         coordinator = self.coordinator(cfg, info.conversation_id)
-
-        def build(agent: Any) -> Any:
-            def inp(envelope: bytes | None, history: list[Any]) -> BeforeActorInput:
-                ctx = story_context(info.turn_id, info.user_message_id, agent.id, info.language)
-                return BeforeActorInput(ctx, agent.id, persona_of(agent), envelope, info.user_message_id,
-                                        info.user_text, info.user_message_seq, history, seed=cfg.seed)  # fmt: skip
-            return inp
-
+        inputs = _inputs(turn_id=info.turn_id, user_message_id=info.user_message_id, user_text=info.user_text,
+                         seq=info.user_message_seq, language=info.language, seed=cfg.seed)  # fmt: skip
         for message in messages:
             story = (message.metadata_json or {}).get("story") or {}
             agent = info.agent_rows.get(message.agent_id or "")
             if message.reply_kind != "primary" or story.get("outcome") != "waiting_for_acceptance" or agent is None:
                 continue
-            self.adoption.schedule(StoryScope(info.owner_id, info.conversation_id, agent.id), coordinator, build(agent),
+            self.adoption.schedule(StoryScope(info.owner_id, info.conversation_id, agent.id), coordinator, inputs(agent),
                                    pending_id=message.id, last_seq=last_seq, names=names,
                                    max_state_bytes=cfg.max_state_bytes)  # fmt: skip
         spoke = {m.agent_id for m in messages if m.reply_kind == "primary"}  # a cross reply runs no Story
-        for agent_id, agent in info.agent_rows.items():
-            if self.initialize_ahead and agent_id not in spoke:
-                self.adoption.schedule_init(StoryScope(info.owner_id, info.conversation_id, agent_id), coordinator,
-                                            build(agent), last_seq=last_seq, names=names,
-                                            max_state_bytes=cfg.max_state_bytes)  # fmt: skip
+        silent = {a: row for a, row in info.agent_rows.items() if a not in spoke}
+        self._initialize(info.owner_id, info.conversation_id, silent, cfg, coordinator, inputs, last_seq, names)
         return None
+
+    def _initialize(self, owner_id: str, conversation_id: str, agents: dict[str, Any], cfg: StorySettings,
+                    coordinator: StoryCoordinator, inputs: Any, last_seq: int,
+                    names: dict[str, str] | None = None) -> None:  # fmt: skip
+        """Initialise ``agents`` ahead, in the background (those with a state are skipped there)."""
+        if not self.initialize_ahead:
+            return
+        names = names or {a: row.name for a, row in agents.items()}
+        for agent_id, agent in agents.items():
+            self.adoption.schedule_init(StoryScope(owner_id, conversation_id, agent_id), coordinator, inputs(agent),
+                                        last_seq=last_seq, names=names, max_state_bytes=cfg.max_state_bytes)  # fmt: skip
 
     def coordinator(self, cfg: StorySettings, conversation_id: str) -> StoryCoordinator:
         timeout = cfg.model_call_timeout_ms / 1000
