@@ -130,7 +130,10 @@ class LanguageModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     number of keyword-rule hits from which the rules' label stands without the classifier (both
     chosen on the validation splits by the trainer); ``floor``: the least probability at which a
     class other than neutral is used for a short text without any emotion keyword (set per
-    language, not tuned freely: see ``train_lexicon.FLOOR``)."""
+    language, not tuned freely: see ``train_lexicon.FLOOR``); ``heated_threshold`` and
+    ``upbeat_threshold``: the least probability of angry (of happy) at which a text whose class is
+    neutral still leans that way, for who answers first (see ``fallback``; chosen on the
+    validation splits for routing, 1.01 = never, the value for an artifact without them)."""
 
     labels: list[str]
     intercepts: list[float]
@@ -139,6 +142,8 @@ class LanguageModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     keyword_hits: int
     floor: float
     weights: dict[str, list[int]]
+    heated_threshold: float = 1.01
+    upbeat_threshold: float = 1.01
 
 
 class Lexicon(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -152,6 +157,7 @@ class Prediction(msgspec.Struct, frozen=True):
     probability: float
     language: Language
     comfort_probability: float = 0.0
+    probabilities: dict[str, float] = {}
 
 
 class EmotionClassifier:
@@ -187,8 +193,8 @@ class EmotionClassifier:
         return lang, {label: e / total for label, e in zip(model.labels, exps)}
 
     def predict(self, text: str, extra: Iterable[str] = ()) -> Prediction | None:
-        """The most probable class (ties: the artifact's label order), its probability, and the
-        probability of the classes that need comfort."""
+        """The most probable class (ties: the artifact's label order), its probability, the
+        probability of the classes that need comfort, and every class's."""
         scored = self.probabilities(text, extra)
         if scored is None:
             return None
@@ -196,7 +202,7 @@ class EmotionClassifier:
         label = max(probs, key=probs.__getitem__)
         comfort = sum(probs.get(c, 0.0) for c in COMFORT_CLASSES)
         return Prediction(label=label, probability=round(probs[label], 6), language=lang,
-                          comfort_probability=round(comfort, 6))
+                          comfort_probability=round(comfort, 6), probabilities=probs)
 
     def classify(self, text: str) -> tuple[str, float]:
         """``(label, probability)``; ``("neutral", 1.0)`` for text no model can read."""

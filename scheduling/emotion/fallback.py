@@ -42,6 +42,15 @@ about me": ``NO_COMFORT_CUES``). A line under four characters ("你好", "在") 
 without an emotion word. ``keyword_hits`` and ``comfort_threshold`` were chosen on the
 validation splits; see ``train_lexicon`` for the held-out figures per source.
 
+Who answers first also reads the classifier's leaning when its class is neutral
+(``neutral_leanings``): a text whose probability of angry reaches the language's
+``heated_threshold`` needs de-escalation (the calm, bounded agent answers first), and one whose
+probability of happy reaches ``upbeat_threshold`` (and that is neither upset nor heated) has high
+social energy (a playful agent may answer first). The primary emotion stays neutral: the class
+did not win, but routing is a choice among agents, not among emotions, and a neutral answer
+otherwise goes to whoever is first in display order. Both thresholds are chosen on the
+validation splits for the routing balanced accuracy, with the same plain-line guard.
+
 A classifier label gets intensity ``0.2 + 0.3 × probability`` plus the same cue increments as a
 keyword label, and the same needs (sad/lonely/anxious/stressed/angry → comfort, confused → advice,
 angry → de-escalation) and social energy rules. Without the artifact the keyword rules alone answer.
@@ -230,6 +239,21 @@ def refine_label(
     return next((name for name in fired if FAMILY[name] == prediction.label), prediction.label)
 
 
+def neutral_leanings(label: str, prediction: Prediction, model: LanguageModel, text: str) -> tuple[bool, bool, bool]:
+    """``(upset, heated, upbeat)`` of a text whose label and class are both neutral and that is
+    long enough to lean (``_UPSET_MIN_CHARS``): the probability of sad + angry + anxious reaches
+    ``comfort_threshold`` (needs comfort), of angry ``heated_threshold`` (needs de-escalation), of
+    happy ``upbeat_threshold`` (high social energy, unless upset or heated). The primary emotion
+    stays neutral: these say who should answer first, not what the user feels. Shared with the
+    trainer, which tunes the thresholds through it."""
+    if label != "neutral" or prediction.label != "neutral" or len(text.strip()) < _UPSET_MIN_CHARS:
+        return False, False, False
+    upset = prediction.comfort_probability >= model.comfort_threshold
+    heated = prediction.probabilities.get("angry", 0.0) >= model.heated_threshold
+    upbeat = not (upset or heated) and prediction.probabilities.get("happy", 0.0) >= model.upbeat_threshold
+    return upset, heated, upbeat
+
+
 def heuristic_emotion(text: str) -> UserEmotion:
     """The keyword rules alone (the seed's heuristics), without the trained classifier."""
     return fallback_emotion(text, classifier=None)
@@ -249,14 +273,13 @@ def fallback_emotion(text: str, classifier: EmotionClassifier | None | object = 
     primary: PrimaryEmotion = fired[0] if fired else "neutral"  # type: ignore[assignment]
     hits = sum(len(v) for v in found.values())
     learned = _classifier_label(found, fired, model, text)
-    upset = False
+    upset = heated = upbeat = False
     if learned is not None:
         label, prediction = learned
         primary = label  # type: ignore[assignment]
         lang_model = model.model(prediction.language)  # type: ignore[union-attr]
-        upset = (label == "neutral" and prediction.label == "neutral" and lang_model is not None
-                 and prediction.comfort_probability >= lang_model.comfort_threshold
-                 and len(text.strip()) >= _UPSET_MIN_CHARS)
+        if lang_model is not None:
+            upset, heated, upbeat = neutral_leanings(label, prediction, lang_model, text)
         agreeing = list(found.get(label, []))  # the keywords of the label used, if any
         if primary == "neutral":
             intensity, cues = _intensity(text, primary, 0)
@@ -270,7 +293,7 @@ def fallback_emotion(text: str, classifier: EmotionClassifier | None | object = 
     declined = NO_COMFORT_CUES.hits(text)
     needs_comfort = not declined and (primary in _COMFORT_EMOTIONS or upset or bool(comfort))
     needs_advice = primary == "confused" or bool(advice)
-    needs_deescalation = primary == "angry" or bool(calm)
+    needs_deescalation = primary == "angry" or heated or bool(calm)
     if learned is not None:
         keywords = agreeing + comfort + declined + advice + calm
         reason = (f"offline classifier: {prediction.label} (p={prediction.probability:.2f}, "
@@ -281,6 +304,10 @@ def fallback_emotion(text: str, classifier: EmotionClassifier | None | object = 
             reason += f", refined to {primary} by keywords"
         if upset and primary not in _COMFORT_EMOTIONS:
             reason += f"; upset p={prediction.comfort_probability:.2f}"
+        if heated:
+            reason += f"; heated p(angry)={prediction.probabilities['angry']:.2f}"
+        if upbeat:
+            reason += f"; upbeat p(happy)={prediction.probabilities['happy']:.2f}"
     else:
         keywords = [k for name in fired for k in found[name]] + comfort + declined + advice + calm
         reason = f"offline heuristics: {primary}"
@@ -288,12 +315,13 @@ def fallback_emotion(text: str, classifier: EmotionClassifier | None | object = 
         reason += "; keywords " + ", ".join(dict.fromkeys(keywords))
     if cues:
         reason += "; " + "; ".join(cues)
+    energy = _social_energy(text, primary, len(_EXCLAIM.findall(text)))
     return UserEmotion(
         primary_emotion=primary,
         intensity=intensity,
         needs_comfort=needs_comfort,
         needs_advice=needs_advice,
         needs_deescalation=needs_deescalation,
-        social_energy=_social_energy(text, primary, len(_EXCLAIM.findall(text))),
+        social_energy="high" if upbeat and energy == "medium" else energy,
         reason=reason[:400],
     )

@@ -10,7 +10,10 @@ Prints one JSON object:
   (detector, intent fallback, speaking context, scorer) on every fifth message — what the server
   runs when the model is down;
 * ``sources``: per held-out test split (see ``scheduling/emotion/sources.py``): macro-F1 over the
-  source's classes, accuracy, comfort-need F1, with the keyword rules alone next to it;
+  source's classes, accuracy, comfort-need F1, with the keyword rules alone next to it, and
+  ``comfort_f1_ceiling``: the comfort-need F1 of the best single threshold on the classifier's
+  upset probability, chosen on the test split itself (a diagnostic: below 0.75 means no
+  threshold can reach the target with this model);
 * ``routing``: per language, every held-out utterance through the whole offline path in a
   four-agent group with no history (comforter, planner, joker, mediator): the share where the
   expected agent answers first per class and the balanced accuracy.
@@ -31,9 +34,9 @@ import sys
 import time
 from pathlib import Path
 
-from scheduling.emotion.classifier import load_classifier
-from scheduling.emotion.evaluation import detector_figures, first_speaker, routing_figures
-from scheduling.emotion.fallback import fallback_emotion
+from scheduling.emotion.classifier import MAX_CHARS, load_classifier
+from scheduling.emotion.evaluation import COMFORT_GOLD, detector_figures, first_speaker, routing_figures
+from scheduling.emotion.fallback import fallback_emotion, fired_labels, keyword_features, keyword_hits
 from scheduling.emotion.sources import load_sources
 
 ARTIFACT = Path(__file__).resolve().parents[2] / "scheduling" / "emotion" / "lexicon.json"
@@ -70,6 +73,26 @@ def timed(fn, texts: list[str]) -> dict[str, dict[str, float]]:  # noqa: ANN001
     return {"wall": percentiles(wall), "cpu": percentiles(cpu)}
 
 
+def comfort_ceiling(classifier, items: list[tuple[str, str, str]]) -> dict[str, float]:  # noqa: ANN001
+    """The best comfort-need F1 that one threshold on the classifier's probability of sad + angry +
+    anxious reaches on ``items``, the threshold chosen on those very items: not a figure of the
+    shipped path (that is ``comfort_f1``) but its ceiling, which says whether a miss is the
+    threshold's or the model's."""
+    scored = []
+    for _, text, gold in items:
+        text = text[:MAX_CHARS]
+        prediction = classifier.predict(text, keyword_features(fired_labels(keyword_hits(text))))
+        scored.append((prediction.comfort_probability if prediction else 0.0, gold in COMFORT_GOLD))
+    positives = sum(g for _, g in scored)
+    best = (0.0, 1.0)
+    for step in range(2, 98):
+        t = step / 100
+        tp = sum(1 for p, g in scored if g and p >= t)
+        flagged = sum(1 for p, _ in scored if p >= t)
+        best = max(best, (2 * tp / (flagged + positives) if tp else 0.0, t))
+    return {"f1": round(best[0], 4), "threshold": best[1]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--data", type=Path, default=Path("/work/shared/data"))
@@ -94,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             "language": s.lang, "classes": list(s.classes),
             "detector": detector_figures(s.test, s.classes, detect),
             "heuristics": detector_figures(s.test, s.classes, lambda t: fallback_emotion(t, classifier=None)),
+            "comfort_f1_ceiling": comfort_ceiling(classifier, s.test),
         }
     for lang in ("zh", "en"):
         own = [s for s in sources if s.lang == lang]

@@ -14,7 +14,8 @@ import pytest
 
 from scheduling.emotion import fallback_emotion
 from scheduling.emotion.classifier import (
-    FAMILY, EmotionClassifier, classify, default_classifier, features, language_of, load_classifier, prepare,
+    FAMILY, EmotionClassifier, classify, decode_lexicon, default_classifier, features, language_of, load_classifier,
+    prepare,
 )
 from scheduling.emotion.fallback import heuristic_emotion
 from scheduling.emotion.sources import CLASSES, MAPPINGS
@@ -234,3 +235,33 @@ def test_the_trainer_tunes_through_the_runtime_decision():
     block = train_lexicon._validation_blocks(model, [source], "zh")[0]
     got = train_lexicon.runtime_classes(classifier.model("zh"), block, np.zeros(5), "zh")
     assert got == [FAMILY[fallback_emotion(t, classifier=classifier).primary_emotion] for t in texts]
+
+
+def _leaning_classifier(**thresholds: float) -> EmotionClassifier:
+    """A one-feature zh model: "嗯" alone is neutral; "哼" pulls angry up, "嘿" happy, so that
+    neutral still wins and only the thresholds decide the leaning."""
+    weights = {"哼": [1500, 0, 0, 0, 0], "嘿": [0, 0, 1500, 0, 0]}
+    model = {"labels": list(CLASSES), "intercepts": [0, 0, 0, 2500, 0], "scale": 1000.0, "comfort_threshold": 1.01,
+             "keyword_hits": 99, "floor": 0.3, "weights": weights, **thresholds}
+    return EmotionClassifier(decode_lexicon(json.dumps({"format": 2, "models": {"zh": model}})))
+
+
+def test_a_neutral_text_that_leans_angry_or_happy_is_routed_by_its_lean():
+    plain = _leaning_classifier()
+    leaning = _leaning_classifier(heated_threshold=0.2, upbeat_threshold=0.2)
+    angry_lean, happy_lean = "哼，随你们吧这次", "嘿，周末出去走走"
+    for text in (angry_lean, happy_lean):
+        assert plain.predict(text).label == leaning.predict(text).label == "neutral"
+    heated = fallback_emotion(angry_lean, classifier=leaning)
+    assert heated.primary_emotion == "neutral" and heated.needs_deescalation and "heated p(angry)=" in heated.reason
+    assert not fallback_emotion(angry_lean, classifier=plain).needs_deescalation
+    upbeat = fallback_emotion(happy_lean, classifier=leaning)
+    assert upbeat.primary_emotion == "neutral" and upbeat.social_energy == "high" and not upbeat.needs_deescalation
+    assert fallback_emotion(happy_lean, classifier=plain).social_energy == "medium"
+    # Too short to lean, as for "upset".
+    assert not fallback_emotion("哼", classifier=leaning).needs_deescalation
+
+
+def test_an_artifact_without_leaning_thresholds_never_leans():
+    model = _leaning_classifier().model("zh")
+    assert model.heated_threshold == model.upbeat_threshold == 1.01

@@ -11,7 +11,7 @@ from scheduling.emotion.sources import CLASSES, Source
 @pytest.mark.parametrize("text", [t for lines in train_lexicon.PLAIN_LINES.values() for t in lines])
 def test_guarded_plain_lines_stay_neutral_and_need_nothing(text):
     emotion = fallback_emotion(text)
-    assert emotion.primary_emotion == "neutral"
+    assert emotion.primary_emotion == "neutral" and emotion.social_energy != "high"
     assert not (emotion.needs_comfort or emotion.needs_deescalation)
 
 
@@ -59,3 +59,17 @@ def test_bias_tuning_refuses_a_bias_that_makes_a_plain_line_emotional(monkeypatc
         ("p", t, "neutral") for t in train_lexicon.PLAIN_LINES["zh"]])], "zh")[0]
     assert set(train_lexicon.runtime_classes(lm, plain, np.array(biases), "zh")) == {"neutral"}
     assert biases[CLASSES.index("neutral")] >= 0
+
+
+def test_leaning_thresholds_are_tuned_for_routing_and_leave_plain_lines_alone():
+    pytest.importorskip("sklearn")
+    source = _toy_source()
+    source.validation = list(source.train)
+    model = train_lexicon.train_model([source], "zh")
+    draft = train_lexicon.EmotionClassifier(train_lexicon.decode_lexicon(
+        __import__("json").dumps({"format": train_lexicon.ARTIFACT_FORMAT, "models": {"zh": model}})))
+    heated, upbeat = train_lexicon.tune_leanings(draft, "zh", [source])
+    assert heated in train_lexicon.LEAN_THRESHOLDS and upbeat in train_lexicon.LEAN_THRESHOLDS
+    plain = train_lexicon._leaning_inputs(draft, "zh", list(train_lexicon.PLAIN_LINES["zh"]))
+    assert not any(h or u for h, u in zip(*train_lexicon._leans(plain, heated, upbeat)))
+    assert train_lexicon.guard_leanings(model | {"heated_threshold": heated, "upbeat_threshold": upbeat}, "zh") == (heated, upbeat)
