@@ -202,12 +202,12 @@ def fired_labels(found: dict[str, list[str]]) -> list[str]:
     return [name for name in _PRIORITY if found[name]]
 
 
-def _classifier_label(
+def classifier_label(
     found: dict[str, list[str]], fired: list[str], classifier: EmotionClassifier | None, text: str,
 ) -> tuple[str, Prediction] | None:
     """``(label, prediction)`` from the classifier, refined by the keyword labels of its class's
     family; None when there is no classifier or model for the text, or the keyword rules are
-    explicit enough to stand alone (see the module docstring)."""
+    explicit enough to stand alone (see the module docstring). Shared with the trainer."""
     if classifier is None:
         return None
     prediction = classifier.predict(text, keyword_features(fired))
@@ -272,7 +272,7 @@ def fallback_emotion(text: str, classifier: EmotionClassifier | None | object = 
     fired = fired_labels(found)
     primary: PrimaryEmotion = fired[0] if fired else "neutral"  # type: ignore[assignment]
     hits = sum(len(v) for v in found.values())
-    learned = _classifier_label(found, fired, model, text)
+    learned = classifier_label(found, fired, model, text)
     upset = heated = upbeat = False
     if learned is not None:
         label, prediction = learned

@@ -88,7 +88,8 @@ from scheduling.emotion.classifier import (
 )
 from scheduling.emotion.evaluation import EXPECTED_FIRST, detector_figures, first_speaker, macro_f1
 from scheduling.emotion.fallback import (
-    fallback_emotion, fired_labels, keyword_features, keyword_hits, neutral_leanings, refine_label,
+    classifier_label, fallback_emotion, fired_labels, keyword_features, keyword_hits, neutral_leanings,
+    refine_label,
 )
 from scheduling.emotion.sources import CLASSES, MAPPINGS, SEED, Source, load_sources
 
@@ -395,19 +396,17 @@ def tune_keyword_hits(lexicon: EmotionClassifier, lang: str, val: list[Source]) 
 def _leaning_inputs(classifier: EmotionClassifier, lang: str, texts: list[str]) -> list[tuple[bool, bool, float, float]]:
     """Per text, through the runtime: ``(can lean, upset, P(angry), P(happy))`` (see
     ``fallback.neutral_leanings``); a text the ``lang`` model does not read cannot lean."""
-    model = classifier.model(lang)  # type: ignore[arg-type]
-    assert model is not None
     probe = _with(classifier, lang, heated_threshold=0.0).model(lang)  # type: ignore[arg-type]
+    assert probe is not None
     out = []
     for text in (t[:MAX_CHARS] for t in texts):
         found = keyword_hits(text)
-        fired = fired_labels(found)
-        prediction = classifier.predict(text, keyword_features(fired))
-        if prediction is None or prediction.language != lang:
+        learned = classifier_label(found, fired_labels(found), classifier, text)
+        if learned is None or learned[1].language != lang:
             out.append((False, False, 0.0, 0.0))
             continue
-        label = refine_label(found, fired, prediction, model, text)
-        upset, can_lean, _ = neutral_leanings(label or "", prediction, probe, text)  # type: ignore[arg-type]
+        label, prediction = learned
+        upset, can_lean, _ = neutral_leanings(label, prediction, probe, text)
         out.append((can_lean, upset, prediction.probabilities["angry"], prediction.probabilities["happy"]))
     return out
 
