@@ -331,7 +331,8 @@ class TurnPipeline:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a model failure drops this reply, recorded
-            problems = [f"model_error: {error_record(exc)['code']}"]
+            record = error_record(exc)  # the message says which failure (HTTP status, cut stream, timeout)
+            problems = [f"model_error: {record['code']}: {record['message'][:200]}"]
             if channel.current is not None:
                 await channel.current.discard(problems)
             return Reply(agent_id=agent.id, text="", dropped=True, problems=problems)

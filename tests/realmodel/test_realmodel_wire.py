@@ -31,6 +31,9 @@ async def _turn(api: Api, conv_id: str, text: str) -> dict[str, Any]:
         error = turn.get("error") or {}
         if error.get("code") != "all_replies_dropped":
             break
+        # Printed (pytest shows it with a failure) so that the next time it happens, the model's
+        # own words (HTTP status, stream cut, connection) say which it was.
+        print(f"turn attempt {attempt + 1} dropped every reply: {error.get('details')}")
         if "model_unavailable" in str(error.get("details")) and attempt < 2:
             await asyncio.sleep(5)
     return turn

@@ -64,5 +64,5 @@ async def test_model_errors_are_named_too(turn_api: Api, world: World) -> None:
     assert body["error"]["code"] == "all_replies_dropped"
     assert body["error"]["details"]["agents"] == [
         {"agentId": gentle["id"], "replyKind": "primary", "problems": ["model_error"],
-         "reasons": ["model_error: model_timeout"]},
+         "reasons": ["model_error: model_timeout: actor down"]},
     ]  # fmt: skip
