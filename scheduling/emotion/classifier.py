@@ -133,7 +133,9 @@ class LanguageModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     language, not tuned freely: see ``train_lexicon.FLOOR``); ``heated_threshold`` and
     ``upbeat_threshold``: the least probability of angry (of happy) at which a text whose class is
     neutral still leans that way, for who answers first (see ``fallback``; chosen on the
-    validation splits for routing, 1.01 = never, the value for an artifact without them)."""
+    validation splits for routing, 1.01 = never, the value for an artifact without them);
+    ``keyword_margin``: how close (in probability) a class named by a fired keyword must be to the
+    winning class to take its place (chosen on the validation splits; 0 = only exact ties)."""
 
     labels: list[str]
     intercepts: list[float]
@@ -144,6 +146,7 @@ class LanguageModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     weights: dict[str, list[int]]
     heated_threshold: float = 1.01
     upbeat_threshold: float = 1.01
+    keyword_margin: float = 0.0
 
 
 class Lexicon(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

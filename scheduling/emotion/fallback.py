@@ -27,6 +27,9 @@ rules refine it and stand on their own where they are explicit:
   rarer in the training sources than in a chat, and a weak guess there must not send the user to
   the comforter; a short line with a keyword that the classifier calls neutral → the keyword's
   label ("好焦虑": the emotion word is most of the evidence);
+* a keyword label of another emotional class whose probability is within the language's
+  ``keyword_margin`` of the classifier's class → the keyword's label: a near tie is settled by the
+  feeling the text names ("最近总担心会被裁员": angry and anxious tie, 担心 says anxious);
 * otherwise the classifier's class, refined to the first fired keyword label of that class's
   family (sad → lonely, anxious → stressed, happy → playful / romantic, neutral → confused;
   ``classifier.FAMILY``).
@@ -77,9 +80,9 @@ EMOTION_CUES: dict[str, Cues] = {
         "lonely|alone|isolated|no one cares|nobody cares|no one to talk to|left out",
     ),
     "sad": Cues(
-        "难过|伤心|委屈|想哭|失落|崩溃|没人懂|心碎|哭了|😭|😢|😞|💔|🥺|\\[泪\\]|\\[悲伤\\]",
+        "难过|伤心|委屈|想哭|失落|崩溃|没人懂|心碎|哭了|去世|过世|离世|葬礼|😭|😢|😞|💔|🥺|\\[泪\\]|\\[悲伤\\]",
         "sad|upset|heartbroken|depressed|crying|cried|hurt|miserable|devastated|feeling down|feel down|"
-        "feel like crying|nobody understands|disappointed|broke down",
+        "feel like crying|nobody understands|disappointed|broke down|died|passed away|funeral|grie(?:f|ving)",
     ),
     "anxious": Cues(
         "焦虑|紧张|慌|害怕|担心|睡不着|不安|😰|😨|😱|😟|\\[害怕\\]",
@@ -236,6 +239,11 @@ def refine_label(
         return "neutral"  # a weak guess on a short line with no emotion word stays neutral
     if short and prediction.label == "neutral" and fired:
         return fired[0]  # a short line's emotion word is most of its evidence ("好焦虑")
+    spoken = next((name for name in fired if FAMILY[name] not in ("neutral", prediction.label)), None)
+    if spoken is not None and (
+        prediction.probabilities.get(FAMILY[spoken], 0.0) >= prediction.probability - model.keyword_margin
+    ):
+        return spoken  # a near tie, and the text names the other feeling ("最近总担心会被裁员")
     return next((name for name in fired if FAMILY[name] == prediction.label), prediction.label)
 
 

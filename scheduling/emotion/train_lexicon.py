@@ -52,7 +52,9 @@ Then, on the validation splits only:
    when neutral won, best mean comfort-need F1 over sources through the runtime code, among the
    thresholds that leave every ``PLAIN_LINES`` line without a need for comfort;
 3. ``keyword_hits`` (with ``FLOOR`` in place): from how many keyword hits the rules' label stands alone (see ``fallback``),
-   best mean macro-F1 over sources through the runtime code;
+   best mean macro-F1 over sources through the runtime code; then ``keyword_margin``
+   (``tune_keyword_margin``): how near a class named by a fired keyword must come to the winning
+   class to take its place, the same objective;
 4. ``heated_threshold`` and ``upbeat_threshold`` (``tune_leanings``): the probability of angry
    (of happy) from which a text whose class is neutral still sends the user to the calm agent
    (to the playful one), best mean over sources of the routing balanced accuracy through the
@@ -133,6 +135,7 @@ PRUNE = 15  # |coefficient| < 0.015 in every class: the feature is dropped
 BIAS_STEPS = tuple(round(-1.0 + 0.1 * i, 1) for i in range(21))  # neutral only, and only ≥ 0
 COMFORT_THRESHOLDS = (*tuple(round(0.30 + 0.05 * i, 2) for i in range(14)), 1.01)
 KEYWORD_HITS = (2, 3, 4, 99)
+KEYWORD_MARGINS = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2)
 LEAN_THRESHOLDS = (*tuple(round(0.10 + 0.025 * i, 3) for i in range(25)), 1.01)  # the last: never
 LEAN_BOOTSTRAP = 1000
 LEAN_CONFIDENCE = 0.95
@@ -400,6 +403,19 @@ def tune_keyword_hits(lexicon: EmotionClassifier, lang: str, val: list[Source]) 
     return max(KEYWORD_HITS, key=objective)
 
 
+def tune_keyword_margin(lexicon: EmotionClassifier, lang: str, val: list[Source]) -> float:
+    """``keyword_margin``: best mean macro-F1 over the validation sources through the runtime code;
+    on a tie the smaller margin (the classifier decides more)."""
+
+    def objective(m: float) -> tuple[float, float]:
+        c = _with(lexicon, lang, keyword_margin=m)
+        f = [detector_figures(s.validation, s.classes, lambda t: fallback_emotion(t, classifier=c))["macro_f1"]
+             for s in val]
+        return round(sum(f) / len(f), 4), -m
+
+    return max(KEYWORD_MARGINS, key=objective)
+
+
 def _leaning_inputs(classifier: EmotionClassifier, lang: str, texts: list[str]) -> list[tuple[bool, bool, float, float]]:
     """Per text, through the runtime: ``(can lean, upset, P(angry), P(happy))`` (see
     ``fallback.neutral_leanings``); a text the ``lang`` model does not read cannot lean."""
@@ -521,11 +537,14 @@ def build(data: Path, limit: int | None = None, log=print) -> dict[str, Any]:
         draft = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": {lang: model}})))
         model["keyword_hits"] = tune_keyword_hits(draft, lang, own)
         draft = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": {lang: model}})))
+        model["keyword_margin"] = tune_keyword_margin(draft, lang, own)
+        log(f"{lang}: keyword_margin {model['keyword_margin']}")
+        draft = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": {lang: model}})))
         model["heated_threshold"], model["upbeat_threshold"] = tune_leanings(draft, lang, own)
         if REFIT:  # the same recipe on training + validation rows; biases and thresholds as tuned
             refit = train_model([dataclasses.replace(s, train=s.train + s.validation) for s in own], lang)  # type: ignore[arg-type]
             raw = list(refit["intercepts"])
-            refit = refit | {k: model[k] for k in ("comfort_threshold", "keyword_hits", "heated_threshold", "upbeat_threshold")}
+            refit = refit | {k: model[k] for k in ("comfort_threshold", "keyword_hits", "keyword_margin", "heated_threshold", "upbeat_threshold")}
             biases = guard_plain_lines(refit, raw, biases, lang)
             refit["intercepts"] = [round(b + bias * SCALE, 1) for b, bias in zip(raw, biases)]
             refit["comfort_threshold"] = guard_comfort(refit, lang)
@@ -533,7 +552,8 @@ def build(data: Path, limit: int | None = None, log=print) -> dict[str, Any]:
             model = refit
         models[lang] = model
         tuned[lang] = {"biases": dict(zip(model["labels"], biases)), "comfort_threshold": model["comfort_threshold"],
-                       "keyword_hits": model["keyword_hits"], "heated_threshold": model["heated_threshold"],
+                       "keyword_hits": model["keyword_hits"], "keyword_margin": model["keyword_margin"],
+                       "heated_threshold": model["heated_threshold"],
                        "upbeat_threshold": model["upbeat_threshold"], "features": len(model["weights"])}
         log(f"{lang}: {len(model['weights'])} features, tuned {tuned[lang]} ({time.monotonic() - started:.0f} s)")
     final = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": models})))

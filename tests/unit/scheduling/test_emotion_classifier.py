@@ -265,3 +265,22 @@ def test_a_neutral_text_that_leans_angry_or_happy_is_routed_by_its_lean():
 def test_an_artifact_without_leaning_thresholds_never_leans():
     model = _leaning_classifier().model("zh")
     assert model.heated_threshold == model.upbeat_threshold == 1.01
+
+
+def _near_tie_classifier(**fields: float) -> EmotionClassifier:
+    """A zh model where "裁" pulls angry just above the anxious that the keyword 担心 brings."""
+    weights = {"kw:anxious": [0, 1000, 0, 0, 0], "裁": [1100, 0, 0, 0, 0]}
+    model = {"labels": list(CLASSES), "intercepts": [0, 0, 0, 0, 0], "scale": 1000.0, "comfort_threshold": 1.01,
+             "keyword_hits": 99, "floor": 0.3, "weights": weights, **fields}
+    return EmotionClassifier(decode_lexicon(json.dumps({"format": 2, "models": {"zh": model}})))
+
+
+def test_a_near_tie_goes_to_the_feeling_the_text_names():
+    text = "总担心被裁"
+    assert _near_tie_classifier().predict(text, ["kw:anxious"]).label == "angry"
+    assert fallback_emotion(text, classifier=_near_tie_classifier()).primary_emotion == "angry"
+    named = fallback_emotion(text, classifier=_near_tie_classifier(keyword_margin=0.05))
+    assert named.primary_emotion == "anxious" and not named.needs_deescalation
+    assert "refined to anxious by keywords" in named.reason
+    # Beyond the margin the classifier's class stands.
+    assert fallback_emotion(text, classifier=_near_tie_classifier(keyword_margin=0.01)).primary_emotion == "angry"
