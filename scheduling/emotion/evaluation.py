@@ -4,6 +4,8 @@
   ``FAMILY``) as macro-F1 over the classes the source has, accuracy, and the comfort-need flag as
   its own binary task (gold: sad, angry or anxious; predicted: ``needsComfort``), F1 of "needs
   comfort".
+* ``plain_figures``: everyday chat lines (``sources.load_chat_lines``), all neutral: how many the
+  offline path marks as needing comfort or de-escalation (false alarms).
 * ``routing_figures``: who answers first in a four-agent group with no history (comforter,
   planner, joker, mediator, each with one capability tag at 0.95), through the whole offline
   path: ``fallback_emotion``, ``fallback_intent``, ``build_speaking_context``,
@@ -16,6 +18,7 @@ Pure Python (no scikit-learn): the benchmark runs it in the server's environment
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from scheduling.context import build_speaking_context
 from scheduling.emotion.classifier import FAMILY
@@ -66,6 +69,26 @@ def detector_figures(
         "accuracy": round(sum(g == p for g, p in zip(gold, predicted)) / max(1, len(gold)), 4),
         "comfort_f1": round(binary_f1([g in COMFORT_GOLD for g in gold], [e.needs_comfort for e in emotions]), 4),
     }
+
+
+def plain_figures(items: list[tuple[str, str, str]], detect: Callable[[str], UserEmotion]) -> dict[str, float]:
+    """Everyday lines (all gold neutral): ``false_alarm``, the share marked as needing comfort or
+    de-escalation (the comforter or the mediator would answer a line that asked for neither), and
+    ``neutral``, the share whose primary emotion is of the neutral family."""
+    emotions = [detect(text) for _, text, _ in items]
+    n = max(1, len(emotions))
+    return {
+        "n": len(items),
+        "false_alarm": round(sum(e.needs_comfort or e.needs_deescalation for e in emotions) / n, 4),
+        "neutral": round(sum(FAMILY[e.primary_emotion] == "neutral" for e in emotions) / n, 4),
+    }
+
+
+def held_out(source: Any, detect: Callable[[str], UserEmotion]) -> dict[str, float]:
+    """A source's test-split figures: ``plain_figures`` for everyday lines, else ``detector_figures``."""
+    if source.plain:
+        return plain_figures(source.test, detect)
+    return detector_figures(source.test, source.classes, detect)
 
 
 def first_speaker(text: str, detect: Callable[[str], UserEmotion]) -> str:

@@ -37,8 +37,28 @@ Splits (held out per source; seed ``SEED``)
 * GoEmotions: the full train split → train / validation (85 / 15 %); the dev split
   (``goemotions_en_train.tsv``, disjoint from it) is the test.
 
+* Everyday chat lines (``chat_zh``, ``chat_en``; ``plain`` sources, see below): ``chat_lines/<lang>.txt``
+  → train / validation (80 / 20 %, by text); ``chat_lines/<lang>_test.txt`` is the test.
+
 Then any validation or test text that is also a training text of the same language (a repost, a
 stock line such as "好的" in another CPED dialogue) is dropped: held out means not seen.
+
+Everyday chat lines (``load_chat_lines``)
+-----------------------------------------
+Every labelled source above is emotional text (Weibo posts picked for an emotion task, TV drama,
+statements that name a feeling), and the trainer's tuning on them always asks for less neutral.
+A companion chat is mostly ordinary lines: "晚饭吃什么好呢", "你今天在干嘛", "I'm at the gym". Trained
+on the sources alone, the zh model sent 17 of 60 such lines to the comforter or the mediator
+("晚饭吃什么好呢" read angry at p=0.63: questions like "吃什么" are quarrels in TV drama). So the
+project keeps its own small set of everyday lines, all labelled neutral, written by hand for this
+purpose (food, weather, errands, work and school facts, travel, hobbies, pets, family, questions
+to the companion, short acknowledgements), none naming a feeling. They are a ``plain`` source:
+trained on like the others (weight ``train_lexicon.SOURCE_WEIGHT``), kept out of the tuning means
+(a single class has no macro-F1 or comfort-need F1 worth averaging), and scored by their
+false-alarm rate: the share that the offline path marks as needing comfort or de-escalation. The
+test file was written first, before any model change, and was not edited afterwards; the training
+file was written after, from a list of topics, without copying test lines (``_unseen`` drops any
+exact repeat anyway).
 """
 
 from __future__ import annotations
@@ -101,6 +121,8 @@ class Source:
     train: list[Item] = field(default_factory=list)
     validation: list[Item] = field(default_factory=list)
     test: list[Item] = field(default_factory=list)
+    # Everyday lines, all neutral: trained on, scored by false alarms, not in the tuning means.
+    plain: bool = False
 
 
 def _clean(text: str) -> str:
@@ -207,7 +229,26 @@ def load_sources(data: Path, limit: int | None = None) -> list[Source]:
     go.train, go.validation = split(_goemotions(d / go.files[0], names, limit), (0.85,))
     go.test = _goemotions(d / go.files[1], names, limit)
     sources.append(go)
-    return _unseen(sources)
+    return _unseen(sources + load_chat_lines())
+
+
+CHAT_LINES = Path(__file__).with_name("chat_lines")
+
+
+def _lines(path: Path) -> list[Item]:
+    texts = dict.fromkeys(_clean(line) for line in path.read_text(encoding="utf-8").splitlines())
+    return [(_key(text), text, "neutral") for text in texts if text]
+
+
+def load_chat_lines(folder: Path = CHAT_LINES) -> list[Source]:
+    """The everyday chat lines of both languages as ``plain`` sources (see the module docstring)."""
+    out = []
+    for lang in ("zh", "en"):
+        s = Source(f"chat_{lang}", lang, [f"{lang}.txt", f"{lang}_test.txt"], ("neutral",), plain=True)
+        s.train, s.validation = split(_lines(folder / s.files[0]), (0.80,))
+        s.test = _lines(folder / s.files[1])
+        out.append(s)
+    return out
 
 
 def _unseen(sources: list[Source]) -> list[Source]:

@@ -12,7 +12,9 @@ Data, label mapping and held-out splits: ``sources.py`` (one held-out test split
 dialogue for CPED). Per language, one model on all of that language's training splits:
 
 * zh: SMP2020 usual + virus Weibo posts, CLUE short posts, CPED dialogue lines;
-* en: dair-ai first-person statements, GoEmotions Reddit comments.
+* en: dair-ai first-person statements, GoEmotions Reddit comments;
+* both: the project's everyday chat lines (``chat_lines/``, all neutral; a ``plain`` source, see
+  ``sources.py``): trained on, kept out of the tuning means, scored by their false-alarm rate.
 
 Model: binary features (``classifier.features``: character 1–3-grams for Chinese, word 1–2-grams
 for English, emoji, Weibo tags, punctuation, the keyword rules' labels), the ``VOCAB`` most
@@ -72,11 +74,13 @@ The figures (printed as JSON with the training time, and stored in the artifact 
 through the runtime (``fallback_emotion``), next to the keyword rules alone.
 ``tests/perf/bench_emotion.py`` reprints them with routing per language, size, load time and
 latency. Held-out test figures of the shipped artifact (macro-F1 / comfort-need F1; target ≥ 0.65,
-0.55, 0.30, 0.85, 0.60 / ≥ 0.75): SMP2020 usual 0.641 / 0.849, SMP2020 virus 0.592 / 0.727, CLUE
-0.514 / 0.825, CPED 0.293 / 0.518, dair-ai 0.903 / 0.961, GoEmotions 0.681 / 0.669; routing
-balanced accuracy zh 0.638, en 0.857 (≥ 0.80; en was 0.840 before the leaning thresholds, which
-zh's validation does not support: see ``tune_leanings``). No threshold on this model reaches 0.75
-comfort-need F1 on SMP2020 virus, CPED or GoEmotions (``bench_emotion``'s ``comfort_f1_ceiling``).
+0.55, 0.30, 0.85, 0.60 / ≥ 0.75): SMP2020 usual 0.638 / 0.849, SMP2020 virus 0.592 / 0.734, CLUE
+0.522 / 0.836, CPED 0.302 / 0.565, dair-ai 0.902 / 0.961, GoEmotions 0.681 / 0.658; routing
+balanced accuracy zh 0.640, en 0.861 (≥ 0.80; en was 0.840 before the leaning thresholds, which
+zh's validation does not support: see ``tune_leanings``); everyday chat lines sent to the
+comforter or the mediator: zh 11 of 58 (0.19), en 1 of 60 (0.02) (before the chat lines were trained
+on: 0.28 and 0.03). No threshold on this model reaches 0.75 comfort-need F1 on SMP2020 virus,
+CPED or GoEmotions (``bench_emotion``'s ``comfort_f1_ceiling``).
 """
 
 from __future__ import annotations
@@ -95,16 +99,19 @@ from scheduling.emotion.classifier import (
     ARTIFACT_FORMAT, FAMILY, MAX_CHARS, EmotionClassifier, Language, LanguageModel, Prediction,
     decode_lexicon, features,
 )
-from scheduling.emotion.evaluation import EXPECTED_FIRST, detector_figures, first_speaker, macro_f1
+from scheduling.emotion.evaluation import EXPECTED_FIRST, detector_figures, first_speaker, held_out, macro_f1
 from scheduling.emotion.fallback import (
     classifier_label, fallback_emotion, fired_labels, keyword_features, keyword_hits, neutral_leanings,
     refine_label,
 )
-from scheduling.emotion.sources import CLASSES, MAPPINGS, SEED, Source, load_sources
+from scheduling.emotion.sources import CHAT_LINES, CLASSES, MAPPINGS, SEED, Source, load_sources
 
 VOCAB: dict[str, int] = {"zh": 60000, "en": 40000}
 C: dict[str, float] = {"zh": 0.2, "en": 0.5}
-SOURCE_WEIGHT: dict[str, float] = {"smp2020_usual": 4.0, "clue": 3.0}
+SOURCE_WEIGHT: dict[str, float] = {"smp2020_usual": 4.0, "clue": 3.0, "chat_zh": 3.0, "chat_en": 3.0}
+# The chat lines' 3 was chosen on validation among 1, 3 and 10 (first fit, no refit): the fewest
+# zh chat lines marked upset or heated (0.49, 0.22, 0.24; 0.29 without them) at the same mean zh
+# macro-F1 (0.514, 0.515, 0.516; 0.513 without), en unchanged.
 # Each row's weight is also (rows of the language / (sources × rows of its source)) ** SOURCE_BALANCE:
 # 0 leaves the big sources (CPED, GoEmotions) to dominate, 1 gives every source the same total.
 SOURCE_BALANCE = 0.0
@@ -145,6 +152,10 @@ LEAN_CONFIDENCE = 0.95
 # validation with the ``PLAIN_LINES`` guard in place: zh 0.4 → 0.3 lifted CPED (macro-F1 0.27 →
 # 0.29, comfort-need F1 0.56 → 0.61) and no source lost, while 0 made the guard raise neutral
 # and lost more than it gained; en was the same at 0.3, 0.35 and 0.4, so it keeps 0.4.
+# With the everyday chat lines trained on, the zh floor trades CPED against ordinary lines that
+# go to the comforter or the mediator (validation, first fit): 0.3: CPED 0.290 / comfort 0.560,
+# chat false alarms 0.22; 0.35: 0.280 / 0.535, 0.17; 0.4: 0.269 / 0.494, 0.12. It stays 0.3
+# because the issue's targets are CPED's; a product that prefers fewer false alarms raises it.
 FLOOR: dict[str, float] = {"zh": 0.3, "en": 0.4}
 # After the choices above, the model is fitted again on training + validation rows with the same
 # recipe, and keeps the biases and thresholds chosen on validation: the small sources (SMP2020
@@ -530,17 +541,18 @@ def build(data: Path, limit: int | None = None, log=print) -> dict[str, Any]:
     for lang in ("zh", "en"):
         own = [s for s in sources if s.lang == lang]
         model = train_model(own, lang)  # type: ignore[arg-type]
-        biases = tune_biases(model, own, lang)
+        labelled = [s for s in own if not s.plain]  # the tuning means: emotional sources only
+        biases = tune_biases(model, labelled, lang)
         model["intercepts"] = [round(b + bias * SCALE, 1) for b, bias in zip(model["intercepts"], biases)]
         draft = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": {lang: model}})))
-        model["comfort_threshold"] = tune_comfort(draft, lang, own)
+        model["comfort_threshold"] = tune_comfort(draft, lang, labelled)
         draft = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": {lang: model}})))
-        model["keyword_hits"] = tune_keyword_hits(draft, lang, own)
+        model["keyword_hits"] = tune_keyword_hits(draft, lang, labelled)
         draft = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": {lang: model}})))
-        model["keyword_margin"] = tune_keyword_margin(draft, lang, own)
+        model["keyword_margin"] = tune_keyword_margin(draft, lang, labelled)
         log(f"{lang}: keyword_margin {model['keyword_margin']}")
         draft = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": {lang: model}})))
-        model["heated_threshold"], model["upbeat_threshold"] = tune_leanings(draft, lang, own)
+        model["heated_threshold"], model["upbeat_threshold"] = tune_leanings(draft, lang, labelled)
         if REFIT:  # the same recipe on training + validation rows; biases and thresholds as tuned
             refit = train_model([dataclasses.replace(s, train=s.train + s.validation) for s in own], lang)  # type: ignore[arg-type]
             raw = list(refit["intercepts"])
@@ -561,10 +573,10 @@ def build(data: Path, limit: int | None = None, log=print) -> dict[str, Any]:
     for s in sources:
         heldout[s.name] = {
             "language": s.lang, "classes": list(s.classes),
-            "files": {f: _sha256(data / "emotion" / f) for f in s.files},
+            "files": {f: _sha256((CHAT_LINES if s.plain else data / "emotion") / f) for f in s.files},
             "rows": {"train": len(s.train), "validation": len(s.validation), "test": len(s.test)},
-            "heuristics": detector_figures(s.test, s.classes, lambda t: fallback_emotion(t, classifier=None)),
-            "detector": detector_figures(s.test, s.classes, lambda t: fallback_emotion(t, classifier=final)),
+            "heuristics": held_out(s, lambda t: fallback_emotion(t, classifier=None)),
+            "detector": held_out(s, lambda t: fallback_emotion(t, classifier=final)),
         }
     seconds = round(time.monotonic() - started, 1)
     log(json.dumps({"heldout_test": {k: {"heuristics": v["heuristics"], "detector": v["detector"]}

@@ -32,7 +32,11 @@ def test_artifact_ships_with_the_package_is_small_and_records_held_out_figures_p
         assert model.labels == list(CLASSES) and len(model.weights) > 10_000
         assert 0 < model.comfort_threshold <= 1.01 and model.keyword_hits >= 2 and 0 < model.floor < 1
     held_out = classifier.lexicon.info["heldout_test"]
-    assert set(held_out) == {"smp2020_usual", "smp2020_virus", "clue", "cped", "dair", "goemotions"}
+    assert set(held_out) == {"smp2020_usual", "smp2020_virus", "clue", "cped", "dair", "goemotions",
+                             "chat_zh", "chat_en"}
+    for name in ("chat_zh", "chat_en"):  # everyday lines: scored by false alarms, not F1
+        figures = held_out.pop(name)
+        assert figures["rows"]["test"] >= 50 and 0 <= figures["detector"]["false_alarm"] <= 1
     for figures in held_out.values():
         assert figures["rows"]["test"] > 200
         assert figures["detector"]["macro_f1"] > figures["heuristics"]["macro_f1"]
