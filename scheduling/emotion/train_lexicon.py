@@ -362,6 +362,11 @@ def guard_plain_lines(model: dict[str, Any], raw: list[float], biases: list[floa
     return list(biases)
 
 
+def _draft(models: dict[str, dict[str, Any]]) -> EmotionClassifier:
+    """A classifier over model dicts as the artifact stores them (through the runtime's decoder)."""
+    return EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": models})))
+
+
 def _with(lexicon: EmotionClassifier, lang: str, **fields: Any) -> EmotionClassifier:
     import msgspec
 
@@ -397,19 +402,23 @@ def tune_comfort(lexicon: EmotionClassifier, lang: str, val: list[Source], least
 def guard_comfort(model: dict[str, Any], lang: str) -> float:
     """The least threshold in ``COMFORT_THRESHOLDS`` from the model's own on that keeps every
     ``PLAIN_LINES`` line without a need for comfort (the refit model, as for the biases)."""
-    draft = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": {lang: model}})))
+    draft = _draft({lang: model})
     for t in (t for t in COMFORT_THRESHOLDS if t >= model["comfort_threshold"]):
         if plain_lines_calm(_with_threshold(draft, lang, t), lang):
             return t
     return COMFORT_THRESHOLDS[-1]
 
 
+def _mean_macro_f1(classifier: EmotionClassifier, val: list[Source]) -> float:
+    """Mean over the sources of the validation macro-F1 through the runtime (``fallback_emotion``)."""
+    f = [detector_figures(s.validation, s.classes, lambda t: fallback_emotion(t, classifier=classifier))["macro_f1"]
+         for s in val]
+    return sum(f) / len(f)
+
+
 def tune_keyword_hits(lexicon: EmotionClassifier, lang: str, val: list[Source]) -> int:
     def objective(k: int) -> tuple[float, int]:
-        c = _with(lexicon, lang, keyword_hits=k)
-        f = [detector_figures(s.validation, s.classes, lambda t: fallback_emotion(t, classifier=c))["macro_f1"]
-             for s in val]
-        return sum(f) / len(f), k
+        return _mean_macro_f1(_with(lexicon, lang, keyword_hits=k), val), k
 
     return max(KEYWORD_HITS, key=objective)
 
@@ -419,10 +428,7 @@ def tune_keyword_margin(lexicon: EmotionClassifier, lang: str, val: list[Source]
     on a tie the smaller margin (the classifier decides more)."""
 
     def objective(m: float) -> tuple[float, float]:
-        c = _with(lexicon, lang, keyword_margin=m)
-        f = [detector_figures(s.validation, s.classes, lambda t: fallback_emotion(t, classifier=c))["macro_f1"]
-             for s in val]
-        return round(sum(f) / len(f), 4), -m
+        return round(_mean_macro_f1(_with(lexicon, lang, keyword_margin=m), val), 4), -m
 
     return max(KEYWORD_MARGINS, key=objective)
 
@@ -521,7 +527,7 @@ def _gain_is_significant(before: list[tuple[list[bool], list[str]]], after: list
 def guard_leanings(model: dict[str, Any], lang: str) -> tuple[float, float]:
     """The model's thresholds, each raised along ``LEAN_THRESHOLDS`` until no ``PLAIN_LINES`` line
     leans that way (the refit model, as for the biases)."""
-    draft = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": {lang: model}})))
+    draft = _draft({lang: model})
     plain = _leaning_inputs(draft, lang, list(PLAIN_LINES.get(lang, ())))
     heated = next((t for t in LEAN_THRESHOLDS if t >= model["heated_threshold"] and not any(_leans(plain, t, 1.01)[0])), 1.01)
     upbeat = next((t for t in LEAN_THRESHOLDS if t >= model["upbeat_threshold"] and not any(_leans(plain, heated, t)[1])), 1.01)
@@ -544,14 +550,14 @@ def build(data: Path, limit: int | None = None, log=print) -> dict[str, Any]:
         labelled = [s for s in own if not s.plain]  # the tuning means: emotional sources only
         biases = tune_biases(model, labelled, lang)
         model["intercepts"] = [round(b + bias * SCALE, 1) for b, bias in zip(model["intercepts"], biases)]
-        draft = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": {lang: model}})))
+        draft = _draft({lang: model})
         model["comfort_threshold"] = tune_comfort(draft, lang, labelled)
-        draft = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": {lang: model}})))
+        draft = _draft({lang: model})
         model["keyword_hits"] = tune_keyword_hits(draft, lang, labelled)
-        draft = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": {lang: model}})))
+        draft = _draft({lang: model})
         model["keyword_margin"] = tune_keyword_margin(draft, lang, labelled)
         log(f"{lang}: keyword_margin {model['keyword_margin']}")
-        draft = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": {lang: model}})))
+        draft = _draft({lang: model})
         model["heated_threshold"], model["upbeat_threshold"] = tune_leanings(draft, lang, labelled)
         if REFIT:  # the same recipe on training + validation rows; biases and thresholds as tuned
             refit = train_model([dataclasses.replace(s, train=s.train + s.validation) for s in own], lang)  # type: ignore[arg-type]
@@ -568,7 +574,7 @@ def build(data: Path, limit: int | None = None, log=print) -> dict[str, Any]:
                        "heated_threshold": model["heated_threshold"],
                        "upbeat_threshold": model["upbeat_threshold"], "features": len(model["weights"])}
         log(f"{lang}: {len(model['weights'])} features, tuned {tuned[lang]} ({time.monotonic() - started:.0f} s)")
-    final = EmotionClassifier(decode_lexicon(json.dumps({"format": ARTIFACT_FORMAT, "models": models})))
+    final = _draft(models)
     heldout: dict[str, Any] = {}
     for s in sources:
         heldout[s.name] = {
