@@ -134,6 +134,8 @@ async def test_an_agent_that_only_made_a_cross_reply_is_initialised_after_the_tu
                                                       "reason": "补充"}  # fmt: skip
     t1 = await say(ahead_api, conv["id"], "大家好，我们在城门口。")
     assert [(m["agentId"], m["replyKind"]) for m in t1["agentMessages"]] == [(lia["id"], "primary"), (heng["id"], "cross")]
+    primary, cross = t1["agentMessages"]
+    assert "story" in primary["metadata"] and "story" not in cross["metadata"]  # as the README says
     await _wait_initialised(engine, conv["id"], [heng["id"], tiao["id"]])  # a cross reply runs no Story
 
 
