@@ -303,7 +303,8 @@ def runtime_classes(lm: LanguageModel, block: tuple[Any, ...], bias: Any, lang: 
     top = probs.argmax(axis=1)
     out = []
     for k, p, f, hits, text in zip(top, probs, fired, found, texts):
-        prediction = Prediction(label=labels[k], probability=float(p[k]), language=lang)  # type: ignore[arg-type]
+        prediction = Prediction(label=labels[k], probability=float(p[k]), language=lang,  # type: ignore[arg-type]
+                                probabilities=dict(zip(labels, map(float, p))))  # the keyword margin reads them
         label = refine_label(hits, f, prediction, lm, text)
         out.append(FAMILY[label if label is not None else (f[0] if f else "neutral")])
     return out
