@@ -22,7 +22,9 @@ dropped everywhere), so a user name never counts as an emotion cue; Weibo tags s
 or ``[怒]`` are whole tokens (and their characters do not also count as text); emoji are tokens
 (variation selectors, skin tones and joiners removed); Latin words inside Chinese text are tokens
 of the Chinese model, so "我今天好sad" is read by the zh model with "sad" as one token (the
-keyword rules, run on the raw text, see "sad" too). Text with no letters but emoji goes to the en
+keyword rules, run on the raw text, see "sad" too). Traditional characters are read as their
+simplified ones (``hanzi.fold_traditional``: "我今天好難過" has the features of "我今天好难过"), here
+and in the keyword rules, since every zh source is mainland text. Text with no letters but emoji goes to the en
 model. Only the first ``MAX_CHARS`` (600) characters are read, here and by the keyword rules, which
 bounds the time per message.
 
@@ -42,6 +44,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
+
+from scheduling.hanzi import fold_traditional
 
 ARTIFACT_NAME = "lexicon.json"
 ARTIFACT_FORMAT = 2
@@ -78,7 +82,7 @@ log = logging.getLogger(__name__)
 
 
 def _normalise(text: str) -> str:
-    return text[:MAX_CHARS].lower().replace("\u2019", "'").replace("`", "'")
+    return fold_traditional(text[:MAX_CHARS]).lower().replace("\u2019", "'").replace("`", "'")
 
 
 def prepare(text: str) -> tuple[str, list[str]]:

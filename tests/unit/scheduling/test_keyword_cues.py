@@ -10,6 +10,7 @@ import re._parser as sre_parse
 import pytest
 
 import scheduling  # noqa: F401  (imports every module that defines cues)
+from scheduling.hanzi import fold_traditional
 from scheduling.keywords import Cues
 
 ZERO_WIDTH = {sre.AT, sre.ASSERT, sre.ASSERT_NOT}
@@ -54,7 +55,8 @@ def all_cues() -> list[Cues]:
 
 
 def unfiltered_hits(cues: Cues, text: str) -> list[str]:
-    return [m.group(0) for p in (cues._zh, cues._en) if p is not None for m in p.finditer(text)]
+    zh = [m.group(0) for m in cues._zh.finditer(fold_traditional(text))] if cues._zh is not None else []
+    return zh + ([m.group(0) for m in cues._en.finditer(text)] if cues._en is not None else [])
 
 
 def test_the_analyser_tells_letters_from_other_starts() -> None:
@@ -74,8 +76,8 @@ def test_every_english_cue_starts_with_a_letter() -> None:
 
 def test_skipping_english_patterns_never_changes_the_hits() -> None:
     rng = random.Random(7)
-    alphabet = "我很难过开心生气担心好累孤单 ，。！？'0123456789_ſKİ" + "sadhappyangrylonelywrk"
-    samples = ["我好ſad", "Kind of 难过", "今天真的很难过。。。", "好累啊123", "sad", "我很sad!"]
+    alphabet = "我很难过難過开心開心生气生氣担心擔心好累孤单孤單 ，。！？'0123456789_ſKİ" + "sadhappyangrylonelywrk"
+    samples = ["我好ſad", "Kind of 難過", "我好難過", "我3sad", "好_sad", "’'sad", "我好 sad", "今天真的很难过。。。", "好累啊123", "sad", "我很sad!"]
     samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
     for c in all_cues():
         for text in samples:
@@ -92,3 +94,8 @@ def test_letters_that_only_fold_to_latin_ones_still_count() -> None:
     # Kelvin sign, dotted capital I, long s: no a-z, yet the case-insensitive cue matches them
     cues = Cues(en="kiss")
     assert cues.hits("好KİſS") == unfiltered_hits(cues, "好KİſS") == ["KİſS"]
+
+
+def test_an_english_cue_glued_to_a_digit_or_underscore_before_it_is_not_a_word() -> None:
+    cues = Cues(en="sad")
+    assert cues.hits("我3sad") == cues.hits("好_sad") == [] and cues.hits("我好 sad") == ["sad"]
