@@ -8,6 +8,8 @@ table in ``t2s.txt`` (from OpenCC, see its header), so both scripts reach the sa
 features. One character for one, so the text keeps its length and offsets; characters that are
 also simplified ones (著, 后, 干) are not in the table and stay. Regional vocabulary (軟體 for 软件)
 is not translated: that takes OpenCC's phrase tables, which a cue or a feature rarely needs.
+The table is rebuilt with ``python -m scheduling.hanzi_table DICTIONARY_DIR > scheduling/t2s.txt`` from
+OpenCC's dictionary folder (e.g. the ``opencc/dictionary`` of PyPI's opencc-python-reimplemented).
 Stored text is never changed: the fold is applied where text is matched (``keywords.Cues``, the
 classifier's ``prepare``). The few most recent results are kept, so the keyword sets and the
 classifier reading one message fold it once.
@@ -32,3 +34,4 @@ def _table() -> dict[int, int]:
 def fold_traditional(text: str) -> str:
     """``text`` with every traditional character replaced by its simplified one (same length)."""
     return text.translate(_table())
+

@@ -55,3 +55,17 @@ def test_traditional_advice_phrasing_is_read_by_the_intent_fallback():
     agents = [AgentProfile(id="a", name="Planner", capabilities=AgentCapabilities(analysis=0.9))]
     assert fallback_intent("考砸了怎麼辦", agents).kind == fallback_intent("考砸了怎么办", agents).kind == "advice_request"
     assert fallback_emotion("考砸了怎麼辦").needs_advice
+
+
+def test_the_table_is_built_from_opencc_dictionaries_by_its_rules(tmp_path):
+    from scheduling.hanzi_table import HEADER, build_table
+
+    files = {
+        "TSCharacters.txt": "難\t难\n乾\t干 乾\n後\t后\n著\t着\n",  # 著 is simplified too: left out
+        "STCharacters.txt": "难\t難\n干\t幹 乾 干\n后\t後 后\n著\t著\n",
+        "TWVariantsRev.txt": "裡\t裏\n溫\t温\n",  # 裏 is no table key here: no fold; 温 neither
+        "HKVariantsRev.txt": "难\t難\n𡃁\t難\n",  # 难 is simplified: left out; 𡃁 goes through 難
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert build_table(tmp_path) == HEADER + "乾\t干\n後\t后\n難\t难\n𡃁\t难\n"
