@@ -42,3 +42,10 @@ def test_mixed_chinese_and_english_names():
 
 def test_no_name_means_no_mentions():
     assert find_mentions("今天天气不错", TEAM) == []
+
+
+def test_a_chinese_name_is_found_in_either_script():
+    ale, hong = AgentProfile(id="ale", name="阿乐"), AgentProfile(id="hong", name="周衡陽")
+    assert find_mentions("阿樂你覺得呢", [ale]) == ["ale"]
+    assert find_mentions("周衡阳，阿乐，你们说呢", [ale, hong]) == ["hong", "ale"]
+    assert find_mentions("莉婭娜你怎麼看", [LIYA, LIYANA]) == ["liyana"]  # the longer name still wins
