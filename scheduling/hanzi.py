@@ -34,4 +34,3 @@ def _table() -> dict[int, int]:
 def fold_traditional(text: str) -> str:
     """``text`` with every traditional character replaced by its simplified one (same length)."""
     return text.translate(_table())
-

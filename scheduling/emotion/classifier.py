@@ -23,9 +23,9 @@ or ``[怒]`` are whole tokens (and their characters do not also count as text); 
 (variation selectors, skin tones and joiners removed); Latin words inside Chinese text are tokens
 of the Chinese model, so "我今天好sad" is read by the zh model with "sad" as one token (the
 keyword rules, run on the raw text, see "sad" too). Traditional characters are read as their
-simplified ones (``hanzi.fold_traditional``: "我今天好難過" has the features of "我今天好难过"), here
-and in the keyword rules, since every zh source is mainland text. Text with no letters but emoji goes to the en
-model. Only the first ``MAX_CHARS`` (600) characters are read, here and by the keyword rules, which
+simplified ones (``hanzi.fold_traditional``: "我今天好難過" has the features of "我今天好难过"),
+here and in the keyword rules, since every zh source is mainland text. Text with no letters but
+emoji goes to the en model. Only the first ``MAX_CHARS`` (600) characters are read, here and by the keyword rules, which
 bounds the time per message.
 
 Nothing here imports scikit-learn or numpy: the runtime needs only the stdlib and msgspec. The
