@@ -86,8 +86,14 @@ async def test_en_group_turn_with_a_mention_and_suggestions_on_the_model_path(re
         assert body["fallback"] is False and len(body["options"]) == 3, body
     else:  # a 135M model may repeat an option: a quality rule, never a wire failure
         assert resp.status_code == 502 and body["code"] == "auto_reply_generation_failed", body
-        problems = [p for attempt in body["details"]["problems"] for p in attempt]
-        assert problems and not [p for p in problems if any(w in p for w in DECODE_FAILURES)], problems
+        attempts = body["details"]["problems"]
+        decoded = [a for a in attempts if not any(w in p for p in a for w in DECODE_FAILURES)]
+        assert decoded, attempts  # at least one answer came back as schema-following JSON
+        # The only other failure allowed is an answer that ran to the seed's maxTokens (384): three
+        # options of up to 160 characters and llama.cpp's grammar, which lets the model put up to
+        # ~22 whitespace tokens after every bracket, comma and colon, can need more than that.
+        cut = "output was cut off at maxTokens"
+        assert all(any(cut in p for p in a) for a in attempts if a not in decoded), attempts
 
 
 WIRE_FAILURES = ("model_failed", "model_timeout")
