@@ -9,7 +9,10 @@ Beyond validity, answers are as realistic as a schema allows, by generic rules (
 known here), so a consumer's semantic checks see what a sensible model would send:
 
 - **ids**: a free string property named ``id`` or ending in ``_id``/``Id`` gets a fresh slug
-  (``sim-3f9a0c1d``), unique in practice, never a random phrase two fields might share;
+  (``sim-3f9a0c1d``), unique in practice, never a random phrase two fields might share; id
+  properties of one object drawn from enums (``fromAgentId``, ``toAgentId``) take different
+  values when their enums allow it, as a model told "from and to differ" would (a schema cannot
+  say that across two fields);
 - **quotes**: a free string property whose name contains ``quote`` or ``evidence`` gets a span
   copied verbatim from the request's source text (the last line of its longest user message,
   where the text under judgement usually is), cut to the property's ``maxLength``;
@@ -59,6 +62,7 @@ class InstanceGenerator:
         self.source_lines = [line.strip() for line in source_text.splitlines() if len(line.strip()) >= _MIN_QUOTE]
         self._field: str | None = None  # the property whose value is being generated
         self._bags: list[dict[int, list[Any]]] = []  # per open list: enum values not used yet
+        self._ids: list[list[Any]] = []  # per open object: values its id properties took
 
     def generate(self, schema: dict[str, Any] | None = None, depth: int = 0) -> Any:
         schema = self.root if schema is None else schema
@@ -88,13 +92,19 @@ class InstanceGenerator:
 
     def _enum(self, schema: dict[str, Any]) -> Any:
         values = schema["enum"]
+        taken = self._ids[-1] if self._ids and self._field and _ID_NAME.search(self._field) else None
+        fresh = lambda v: taken is None or v not in taken  # noqa: E731
         if not self._bags or not values:
-            return self.rng.choice(values)
-        bag = self._bags[-1].setdefault(id(schema), [])
-        if not bag:
-            bag.extend(values)
-            self.rng.shuffle(bag)
-        return bag.pop()
+            value = self.rng.choice([v for v in values if fresh(v)] or values)
+        else:
+            bag = self._bags[-1].setdefault(id(schema), [])
+            if not bag:
+                bag.extend(values)
+                self.rng.shuffle(bag)
+            value = bag.pop(next((i for i in reversed(range(len(bag))) if fresh(bag[i])), len(bag) - 1))
+        if taken is not None:
+            taken.append(value)
+        return value
 
     def _resolve(self, ref: str) -> dict[str, Any]:
         if not ref.startswith("#"):
@@ -199,6 +209,7 @@ class InstanceGenerator:
         required = set(schema.get("required", []))
         out = {}
         outer = self._field
+        self._ids.append([])
         try:
             for name, sub in props.items():
                 if name in required or (depth < MAX_DEPTH and self.rng.random() < 0.5):
@@ -206,6 +217,7 @@ class InstanceGenerator:
                     out[name] = self.generate(sub, depth + 1)
         finally:
             self._field = outer
+            self._ids.pop()
         extra = schema.get("additionalProperties")
         if not props and isinstance(extra, dict):  # a map: dict[str, X]
             lo = schema.get("minProperties", 0)

@@ -36,8 +36,9 @@ def _assert_model_path(turn: dict[str, Any], member_ids: list[str]) -> None:
     assert set(orch["intent"]["addressedAgentIds"]) <= set(member_ids)
     for run in orch["crossReplyPlan"]["runs"]:
         # "from and to differ" across two fields cannot be said in a JSON schema when two agents
-        # replied (with one the enum says it): one repair may be needed, never the fallback.
-        assert run["source"] == "llm" and run["attempts"] <= 2, run
+        # replied; the simulator, like a model that read the prompt, gives two id fields of one
+        # object different values (it once needed a repair, and after two the fallback: CI flaked).
+        _on_model_path(run)
     assert turn["agentMessages"], "no reply"
     for message in turn["agentMessages"]:
         assert message["metadata"]["model"] == "sim"

@@ -92,3 +92,23 @@ def test_string_formats_are_honoured():
     value = generate_instance(schema, random.Random(3))
     msgspec.json.decode(msgspec.json.encode(value["when"]), type=datetime)
     uuid.UUID(value["key"])
+
+
+def test_id_fields_of_one_object_take_different_values_when_their_enums_allow():
+    from app.turns.cross import CrossReplyDecision, plan_constraints
+
+    schema = wire_schema(CrossReplyDecision, plan_constraints(["a", "b", "c"], ["a", "b"]))
+    pairs = [generate_instance(schema, random.Random(seed))["reply"] for seed in range(300)]
+    pairs = [(p["fromAgentId"], p["toAgentId"]) for p in pairs if p is not None]
+    assert len(pairs) > 100 and all(f != t for f, t in pairs)
+    assert {f for f, _ in pairs} == {"a", "b", "c"} and {t for _, t in pairs} == {"a", "b"}
+    # one value left for both: the enum wins, the answer stays valid
+    only = wire_schema(CrossReplyDecision, {"reply.fromAgentId": {"enum": ["a"]}, "reply.toAgentId": {"enum": ["a"]}})
+    assert generate_instance(only, random.Random(1))["reply"] in (None, {"fromAgentId": "a", "toAgentId": "a"})
+
+
+def test_fields_that_are_not_ids_may_share_a_value():
+    schema = {"type": "object", "properties": {"x": {"enum": ["a", "b"]}, "y": {"enum": ["a", "b"]}},
+              "required": ["x", "y"], "additionalProperties": False}
+    values = [generate_instance(schema, random.Random(seed)) for seed in range(50)]
+    assert any(v["x"] == v["y"] for v in values)
