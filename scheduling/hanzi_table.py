@@ -36,7 +36,7 @@ def build_table(dictionaries: Path) -> str:
     for name in ("TWVariantsRev.txt", "HKVariantsRev.txt"):
         for variant, standard in read(name).items():
             s = table.get(standard[0])  # a standard form that is itself simplified is no fold
-            if s is not None and len(variant) == 1 and variant != s and variant not in simplified | set(table):
+            if s is not None and len(variant) == 1 and variant != s and variant not in simplified and variant not in table:
                 table[variant] = s
     return HEADER + "".join(f"{t}\t{table[t]}\n" for t in sorted(table))
 

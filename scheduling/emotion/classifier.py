@@ -25,8 +25,8 @@ of the Chinese model, so "我今天好sad" is read by the zh model with "sad" as
 keyword rules, run on the raw text, see "sad" too). Traditional characters are read as their
 simplified ones (``hanzi.fold_traditional``: "我今天好難過" has the features of "我今天好难过"),
 here and in the keyword rules, since every zh source is mainland text. Text with no letters but
-emoji goes to the en model. Only the first ``MAX_CHARS`` (600) characters are read, here and by the keyword rules, which
-bounds the time per message.
+emoji goes to the en model. Only the first ``MAX_CHARS`` (600) characters are read, here and by
+the keyword rules, which bounds the time per message.
 
 Nothing here imports scikit-learn or numpy: the runtime needs only the stdlib and msgspec. The
 artifact is loaded once per process (``default_classifier``) from the package.
