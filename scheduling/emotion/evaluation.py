@@ -17,6 +17,7 @@ Pure Python (no scikit-learn): the benchmark runs it in the server's environment
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -114,4 +115,45 @@ def routing_figures(items: list[tuple[str, str, str]], detect: Callable[[str], U
         "balanced_accuracy": round(sum(recall.values()) / len(recall), 4) if recall else 0.0,
         "recall": recall,
         "n": {label: n for label, (_, n) in hits.items()},
+    }
+
+
+
+ROUTING_GROUPS = {"comforter": ("sad", "anxious"), "mediator": ("angry",), "joker": ("happy",)}
+
+
+def routing_ceiling(scored: list[tuple[str, dict[str, float]]], steps: int = 10, span: float = 2.0) -> dict[str, object]:
+    """The best routing balanced accuracy that one log-offset per agent reaches on ``scored``
+    (``(gold class, class probabilities)``): each text goes to the agent whose classes have the
+    highest summed probability (comforter: sad + anxious) times its offset, neutral is never chosen,
+    and the offsets of the mediator and the joker against the comforter are searched on a grid of
+    ``±span`` (natural log) in ``steps`` per unit over these very texts. Not a figure of the shipped
+    path (that is ``routing_figures``) but the ceiling of every decision rule of the runtime's kind
+    (a bias per class, then the argmax) on a model's probabilities: below the target, no bias or
+    threshold reaches it and only a better detector can."""
+    rows: list[tuple[str, float, float]] = []
+    for gold, p in scored:
+        if gold in EXPECTED_FIRST:
+            comfort = math.log(max(1e-9, p.get("sad", 0.0) + p.get("anxious", 0.0)))
+            rows.append((gold, math.log(max(1e-9, p.get("angry", 0.0))) - comfort,
+                         math.log(max(1e-9, p.get("happy", 0.0))) - comfort))
+    counts = {label: sum(1 for g, _, _ in rows if g == label) for label in EXPECTED_FIRST}
+    grid = [k / steps for k in range(-round(span * steps), round(span * steps) + 1)]
+    best: tuple[float, float, float, dict[str, float]] = (0.0, 0.0, 0.0, {})
+    for mediator in grid:
+        for joker in grid:
+            hits = dict.fromkeys(EXPECTED_FIRST, 0)
+            for gold, angry, happy in rows:
+                angry += mediator
+                happy += joker
+                agent = ("mediator" if angry > 0 and angry >= happy else "joker" if happy > 0 else "comforter")
+                hits[gold] += agent == EXPECTED_FIRST[gold]
+            recall = {label: hits[label] / n for label, n in counts.items() if n}
+            score = sum(recall.values()) / len(recall) if recall else 0.0
+            if score > best[0]:
+                best = (score, mediator, joker, recall)
+    return {
+        "balanced_accuracy": round(best[0], 4),
+        "recall": {label: round(r, 4) for label, r in best[3].items()},
+        "log_offsets": {"mediator": best[1], "joker": best[2]},
     }

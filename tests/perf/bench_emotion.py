@@ -20,7 +20,11 @@ Prints one JSON object:
   because a companion chat is mostly such lines);
 * ``routing``: per language, every held-out utterance through the whole offline path in a
   four-agent group with no history (comforter, planner, joker, mediator): the share where the
-  expected agent answers first per class and the balanced accuracy.
+  expected agent answers first per class and the balanced accuracy; ``ceiling``: the best
+  balanced accuracy any per-agent offset on the classifier's probabilities reaches with neutral
+  never chosen, the offsets chosen on the test split itself (``evaluation.routing_ceiling``; a
+  diagnostic like ``comfort_f1_ceiling``: below 0.80, no bias or threshold on this detector can
+  reach the target), pooled and per source.
 
 Targets (issue 12): macro-F1 SMP2020 usual ≥ 0.65, CLUE ≥ 0.55, CPED ≥ 0.30, dair-ai ≥ 0.85,
 GoEmotions ≥ 0.60; comfort-need F1 ≥ 0.75 on every source; routing balanced accuracy ≥ 0.80 per
@@ -39,7 +43,7 @@ import time
 from pathlib import Path
 
 from scheduling.emotion.classifier import MAX_CHARS, load_classifier
-from scheduling.emotion.evaluation import COMFORT_GOLD, first_speaker, held_out, routing_figures
+from scheduling.emotion.evaluation import COMFORT_GOLD, first_speaker, held_out, routing_ceiling, routing_figures
 from scheduling.emotion.fallback import fallback_emotion, fired_labels, keyword_features, keyword_hits
 from scheduling.emotion.sources import load_sources
 
@@ -97,6 +101,16 @@ def comfort_ceiling(classifier, items: list[tuple[str, str, str]]) -> dict[str, 
     return {"f1": round(best[0], 4), "threshold": best[1]}
 
 
+def probabilities(classifier, items: list[tuple[str, str, str]]) -> list[tuple[str, dict[str, float]]]:  # noqa: ANN001
+    """``(gold, class probabilities)`` per item, the keyword rules' labels among the features as at run time."""
+    scored = []
+    for _, text, gold in items:
+        text = text[:MAX_CHARS]
+        result = classifier.probabilities(text, keyword_features(fired_labels(keyword_hits(text))))
+        scored.append((gold, result[1] if result else {}))
+    return scored
+
+
 def to_traditional(sources: list, config: str) -> None:
     """Every zh test text in traditional characters, converted by OpenCC's ``config``: how the
     detector holds on text written in Taiwan or Hong Kong (see ``scheduling/hanzi.py``)."""
@@ -148,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
         report["routing"][lang] = {
             "pooled": routing_figures([i for s in own for i in s.test], detect),
             "per_source": {s.name: routing_figures(s.test, detect)["balanced_accuracy"] for s in own},
+            "ceiling": routing_ceiling(probabilities(classifier, [i for s in own for i in s.test])),
+            "ceiling_per_source": {s.name: routing_ceiling(probabilities(classifier, s.test))["balanced_accuracy"]
+                                   for s in own},
         }
     met = {f"macro_f1.{name}": report["sources"][name]["detector"]["macro_f1"] >= target
            for name, target in MACRO_F1_TARGETS.items()}
