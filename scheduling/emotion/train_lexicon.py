@@ -93,6 +93,16 @@ traditional characters as simplified ones (``scheduling/hanzi.py``); the same te
 into Taiwan-style traditional text (``bench_emotion --traditional s2twp``) score the same: SMP2020
 usual 0.634, virus 0.593, CLUE 0.521, CPED 0.304, routing zh 0.642, chat false alarms 0.19
 (without the fold: 0.650, 0.514, 0.485, 0.268, 0.588 and 0.24).
+
+zh routing's 0.80 is out of this detector's reach, whatever the decision rule on top:
+``bench_emotion``'s routing ``ceiling`` (``evaluation.routing_ceiling``: one offset per agent on
+the classifier's probabilities, neutral never chosen, the offsets chosen on the test split itself)
+is zh 0.666 pooled and 0.774 / 0.764 / 0.679 / 0.539 on SMP2020 usual / virus / CLUE / CPED
+alone (en 0.880). A nonlinear head on the five log-probabilities and the text's length (gradient
+boosted trees, five-fold cross-validation on the zh test texts of the four routed classes; a
+one-off diagnostic, not code) reached 0.62, and 0.75 only when scored on the texts it was fitted
+on. The probabilities carry no more routing information than the runtime already uses, so only a
+detector that tells the four feelings apart better could lift it.
 """
 
 from __future__ import annotations
