@@ -42,7 +42,7 @@ import sys
 import time
 from pathlib import Path
 
-from scheduling.emotion.classifier import MAX_CHARS, load_classifier
+from scheduling.emotion.classifier import COMFORT_CLASSES, MAX_CHARS, load_classifier
 from scheduling.emotion.evaluation import COMFORT_GOLD, first_speaker, held_out, routing_ceiling, routing_figures
 from scheduling.emotion.fallback import fallback_emotion, fired_labels, keyword_features, keyword_hits
 from scheduling.emotion.sources import load_sources
@@ -81,26 +81,6 @@ def timed(fn, texts: list[str]) -> dict[str, dict[str, float]]:  # noqa: ANN001
     return {"wall": percentiles(wall), "cpu": percentiles(cpu)}
 
 
-def comfort_ceiling(classifier, items: list[tuple[str, str, str]]) -> dict[str, float]:  # noqa: ANN001
-    """The best comfort-need F1 that one threshold on the classifier's probability of sad + angry +
-    anxious reaches on ``items``, the threshold chosen on those very items: not a figure of the
-    shipped path (that is ``comfort_f1``) but its ceiling, which says whether a miss is the
-    threshold's or the model's."""
-    scored = []
-    for _, text, gold in items:
-        text = text[:MAX_CHARS]
-        prediction = classifier.predict(text, keyword_features(fired_labels(keyword_hits(text))))
-        scored.append((prediction.comfort_probability if prediction else 0.0, gold in COMFORT_GOLD))
-    positives = sum(g for _, g in scored)
-    best = (0.0, 1.0)
-    for step in range(2, 98):
-        t = step / 100
-        tp = sum(1 for p, g in scored if g and p >= t)
-        flagged = sum(1 for p, _ in scored if p >= t)
-        best = max(best, (2 * tp / (flagged + positives) if tp else 0.0, t))
-    return {"f1": round(best[0], 4), "threshold": best[1]}
-
-
 def probabilities(classifier, items: list[tuple[str, str, str]]) -> list[tuple[str, dict[str, float]]]:  # noqa: ANN001
     """``(gold, class probabilities)`` per item, the keyword rules' labels among the features as at run time."""
     scored = []
@@ -109,6 +89,22 @@ def probabilities(classifier, items: list[tuple[str, str, str]]) -> list[tuple[s
         result = classifier.probabilities(text, keyword_features(fired_labels(keyword_hits(text))))
         scored.append((gold, result[1] if result else {}))
     return scored
+
+
+def comfort_ceiling(scored: list[tuple[str, dict[str, float]]]) -> dict[str, float]:
+    """The best comfort-need F1 that one threshold on the classifier's probability of sad + angry +
+    anxious reaches on ``scored`` (``probabilities``), the threshold chosen on those very items: not
+    a figure of the shipped path (that is ``comfort_f1``) but its ceiling, which says whether a miss
+    is the threshold's or the model's."""
+    upset = [(round(sum(p.get(c, 0.0) for c in COMFORT_CLASSES), 6), gold in COMFORT_GOLD) for gold, p in scored]
+    positives = sum(g for _, g in upset)
+    best = (0.0, 1.0)
+    for step in range(2, 98):
+        t = step / 100
+        tp = sum(1 for p, g in upset if g and p >= t)
+        flagged = sum(1 for p, _ in upset if p >= t)
+        best = max(best, (2 * tp / (flagged + positives) if tp else 0.0, t))
+    return {"f1": round(best[0], 4), "threshold": best[1]}
 
 
 def to_traditional(sources: list, config: str) -> None:
@@ -149,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         "sources": {},
         "routing": {},
     }
+    scored = {s.name: probabilities(classifier, s.test) for s in sources if not s.plain}
     for s in sources:
         report["sources"][s.name] = {
             "language": s.lang, "classes": list(s.classes),
@@ -156,15 +153,14 @@ def main(argv: list[str] | None = None) -> int:
             "heuristics": held_out(s, lambda t: fallback_emotion(t, classifier=None)),
         }
         if not s.plain:
-            report["sources"][s.name]["comfort_f1_ceiling"] = comfort_ceiling(classifier, s.test)
+            report["sources"][s.name]["comfort_f1_ceiling"] = comfort_ceiling(scored[s.name])
     for lang in ("zh", "en"):
         own = [s for s in sources if s.lang == lang and not s.plain]
         report["routing"][lang] = {
             "pooled": routing_figures([i for s in own for i in s.test], detect),
             "per_source": {s.name: routing_figures(s.test, detect)["balanced_accuracy"] for s in own},
-            "ceiling": routing_ceiling(probabilities(classifier, [i for s in own for i in s.test])),
-            "ceiling_per_source": {s.name: routing_ceiling(probabilities(classifier, s.test))["balanced_accuracy"]
-                                   for s in own},
+            "ceiling": routing_ceiling([row for s in own for row in scored[s.name]]),
+            "ceiling_per_source": {s.name: routing_ceiling(scored[s.name])["balanced_accuracy"] for s in own},
         }
     met = {f"macro_f1.{name}": report["sources"][name]["detector"]["macro_f1"] >= target
            for name, target in MACRO_F1_TARGETS.items()}
