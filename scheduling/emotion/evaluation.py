@@ -119,9 +119,6 @@ def routing_figures(items: list[tuple[str, str, str]], detect: Callable[[str], U
 
 
 
-ROUTING_GROUPS = {"comforter": ("sad", "anxious"), "mediator": ("angry",), "joker": ("happy",)}
-
-
 def routing_ceiling(scored: list[tuple[str, dict[str, float]]], steps: int = 10, span: float = 2.0) -> dict[str, object]:
     """The best routing balanced accuracy that one log-offset per agent reaches on ``scored``
     (``(gold class, class probabilities)``): each text goes to the agent whose classes have the
@@ -131,12 +128,14 @@ def routing_ceiling(scored: list[tuple[str, dict[str, float]]], steps: int = 10,
     path (that is ``routing_figures``) but the ceiling of every decision rule of the runtime's kind
     (a bias per class, then the argmax) on a model's probabilities: below the target, no bias or
     threshold reaches it and only a better detector can."""
+    def log_share(p: dict[str, float], agent: str) -> float:  # the agent's classes, from EXPECTED_FIRST
+        return math.log(max(1e-9, sum(p.get(c, 0.0) for c, a in EXPECTED_FIRST.items() if a == agent)))
+
     rows: list[tuple[str, float, float]] = []
     for gold, p in scored:
         if gold in EXPECTED_FIRST:
-            comfort = math.log(max(1e-9, p.get("sad", 0.0) + p.get("anxious", 0.0)))
-            rows.append((gold, math.log(max(1e-9, p.get("angry", 0.0))) - comfort,
-                         math.log(max(1e-9, p.get("happy", 0.0))) - comfort))
+            comfort = log_share(p, "comforter")
+            rows.append((gold, log_share(p, "mediator") - comfort, log_share(p, "joker") - comfort))
     counts = {label: sum(1 for g, _, _ in rows if g == label) for label in EXPECTED_FIRST}
     grid = [k / steps for k in range(-round(span * steps), round(span * steps) + 1)]
     best: tuple[float, float, float, dict[str, float]] = (0.0, 0.0, 0.0, {})
