@@ -21,8 +21,12 @@ _VARIABLE = re.compile(r"\{\{\s*(?:getvar::)?([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 # ``scheduling/`` (their instructions are code, next to the schema they describe), so templates
 # for them would be validated and never used; an override naming them is rejected at start-up.
 TEMPLATE_VARIABLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "actor": (frozenset({"language", "characterName"}), frozenset({"personality"})),
-    "cross_reply": (frozenset({"language", "characterName"}), frozenset({"personality"})),
+    "actor": (frozenset({"language", "characterName"}), frozenset({"personality", "scene"})),
+    "cross_reply": (frozenset({"language", "characterName"}), frozenset({"personality", "scene"})),
+    # Chinese conversations get the same prompts written in Chinese (``localized``); the language
+    # is then a written-out line (``languageLine``: 请只用简体中文回复。) rather than a tag.
+    "actor_zh": (frozenset({"characterName"}), frozenset({"personality", "scene", "languageLine", "language"})),
+    "cross_reply_zh": (frozenset({"characterName"}), frozenset({"personality", "scene", "languageLine", "language"})),
     # The judge names the character it reviews; both optional so a language-only override stays valid.
     "quality": (frozenset({"language"}), frozenset({"characterName", "personality"})),
     "auto_reply": (frozenset({"language", "characterName"}), frozenset()),
@@ -64,6 +68,15 @@ class PromptTemplates:
         if name not in self._texts:
             raise KeyError(f"no prompt template named {name!r}")
         return self._texts[name]
+
+    def localized(self, name: str, language: str) -> str:
+        """The template to render for ``language``: ``<name>_zh`` for Chinese when there is one,
+        unless only ``<name>`` was overridden (an operator's own prompt wins in every language)."""
+        local = f"{name}_zh"
+        chinese = language.strip().replace("_", "-").split("-", 1)[0].lower() in ("zh", "cmn", "yue", "wuu")
+        if not chinese or local not in self._texts or (name in self._overrides and local not in self._overrides):
+            return name
+        return local
 
     def render(self, name: str, **variables: object) -> str:
         """Replace every variable; a missing required one is a ``SettingsError`` (a wiring bug)."""

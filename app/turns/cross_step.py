@@ -12,7 +12,8 @@ from app.turns.context import TurnContext
 from app.turns.cross import NO_PLAN, CrossReplyDecision, CrossReplyPlan, plan_constraints, plan_request, plan_validator
 from app.turns.drafts import DraftChannel
 from app.turns.plugins import Emit, StageMetric
-from app.turns.replies import Reply, actor_request
+from app.turns.actor_prompt import actor_prompt
+from app.turns.replies import Reply
 from app.turns.stages import StageRun, model_configured, struct_stage
 
 if TYPE_CHECKING:
@@ -44,13 +45,13 @@ async def run_cross(pipeline: TurnPipeline, ctx: TurnContext, run: TurnRun, emit
             break
         agent = ctx.agents.rows[plan.from_agent_id]
         target = next(r for r in said if r.agent_id == plan.to_agent_id)
-        extra = (f"{names[target.agent_id]} just replied: \"{target.text}\"\n"
-                 f"Respond briefly (one or two sentences) to {names[target.agent_id]}.\n")  # fmt: skip
-        request = actor_request(pipeline.templates, agent, language=info.language, transcript=ctx.transcript,
-                                user_text=info.user_text, others=ctx.others(agent.id), purpose="cross_reply",
-                                template="cross_reply", extra=extra)  # fmt: skip
+        # This turn's replies follow the user's message, the one answered last.
+        this_turn = [(r.agent_id, r.text) for r in said if r is not target] + [(target.agent_id, target.text)]
+        prompt = actor_prompt(pipeline.templates, agent, language=info.language, recent=info.recent, names=names,
+                              user_text=info.user_text, purpose="cross_reply", this_turn=this_turn,
+                              cross_target=(target.agent_id, names[target.agent_id]))  # fmt: skip
         channel = DraftChannel(emit, info.turn_id, agent.id, held=False, on_first=lambda: run.mark("firstDelta"))
-        reply = await pipeline._generate(ctx, agent, request, channel, [r.text for r in said])
+        reply = await pipeline._generate(ctx, agent, prompt, channel, [r.text for r in said])
         reply.kind, reply.respond_to_agent_id = "cross", target.agent_id
         reply.cross_reason, reply.cross_round = plan.reason, round_no
         plan_record = {**msgspec.to_builtins(plan), "runs": [r.record() for r in runs]}

@@ -6,7 +6,7 @@ is asked here, stage ``quality``: out of character, unsafe, off topic, speaking 
 other companions, wrong language, repeating earlier replies. The pipeline (on with the server
 setting ``turns.qualityCheck`` / ``COMPANION_QUALITY_CHECK``) acts on a failed verdict the same way
 as on a failed deterministic check: regenerate once with ``regeneration_note(verdict)`` passed to
-``regeneration_request``, then drop with the reason; each failed verdict becomes
+``ActorPrompt.retry``, then drop with the reason; each failed verdict becomes
 ``quality_events`` rows (``verdict_quality_rows``), so the analytics ``quality`` query counts
 them per problem code.
 
@@ -34,7 +34,7 @@ import msgspec
 from app.db.models import Agent
 from app.llm.port import ChatMessage, ModelRequest
 from app.llm.templates import PromptTemplates
-from app.turns.replies import persona_block
+from app.turns.actor_prompt import persona_block
 from app.turns.stages import StageRun, error_record, struct_stage
 
 log = logging.getLogger("app.turns")
@@ -155,7 +155,7 @@ async def judge_reply(
 
 
 def regeneration_note(verdict: QualityVerdict) -> list[str]:
-    """The verdict's problems for ``regeneration_request(request, problems, language)``: one
+    """The verdict's problems for ``ActorPrompt.retry(problems)``: one
     ``code: what to fix`` per problem (``problem_code`` reads the code back), the judge's reason
     added to the first. Empty for a passed verdict."""
     verdict = settle(verdict)

@@ -2,8 +2,19 @@
 
 A reply fails when it is empty, degenerate (punctuation only, or looping on a character or phrase:
 see ``degenerate``), over the length limit, a duplicate or near-duplicate of another reply this
-turn, in the wrong script for the conversation language, or speaks as the user or another agent (a
-``Name:`` line). The agent's own ``Name:`` prefix is stripped, not failed.
+turn, in the wrong script for the conversation language, or is text no user would keep from a
+companion (measured with ``overlap``, thresholds from the labelled pairs in
+``tests/unit/app/overlap_cases.py``):
+
+- ``echoes_user``: the user's message said back (most of it inside the reply, or the reply mostly
+  made of it);
+- ``repeats_earlier``: a message already in the window said again;
+- ``prompt_leak``: a run of the prompt's own wording (rules, retry notes, persona labels) or of
+  the persona definition;
+- ``speaks_as_other``: a ``Name:`` speaker label of the user or another member anywhere in the
+  text, or the agent's own label after the start (a transcript, not a reply).
+
+The agent's own ``Name:`` prefix at the very start is stripped, not failed.
 
 When every reply of a turn is dropped, the turn fails with ``AllRepliesDropped``
 (``all_replies_dropped``), whose details name the problem codes per agent.
@@ -18,18 +29,37 @@ from typing import Any
 
 from app.errors import AppError
 from app.turns.degenerate import degenerate_problem
+from app.turns.overlap import covered, longest_run, tokens
 from story.auto_reply.text import comparison_key, expected_script, script_problem
 
 NEAR_DUPLICATE_RATIO = 0.9
 WRONG_SCRIPT = "wrong_script"
-USER_LABELS = ("user", "用户", "ユーザー", "사용자")
+USER_LABELS = ("user", "用户", "用戶", "ユーザー", "사용자")
+
+COPY_SHARE = 0.8
+"""A reply copies a message when ``covered`` is at least this, either way round. On the labelled
+pairs, copies score 0.88–1.0 and replies that pick up some of the words (``室友又把你的东西弄坏了？``,
+``Promoted at work today?``) at most 0.67."""
+
+COPY_MIN_TOKENS = 5
+"""Texts shorter than this (greetings: ``早上好``, ``hi``, ``我升职了``) are never called copies:
+answering a greeting in kind is not an echo."""
+
+PROMPT_RUN = 6
+"""A reply sharing this many tokens in a row with the prompt's scaffolding (six Chinese characters,
+six English words) quotes it: the rules are written so no natural reply needs such a run."""
+
+PERSONA_RUN = 10
+"""The same for the persona definition; longer, since a companion may use its own catchphrases."""
 
 
-def _label_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
+def _label_pattern(names: Iterable[str], *, anywhere: bool = False) -> re.Pattern[str] | None:
     alts = sorted({re.escape(n.strip()) for n in names if n.strip()}, key=len, reverse=True)
     if not alts:
         return None
-    return re.compile(r"^\s*[@*【\[]?\s*(" + "|".join(alts) + r")\s*[】\]*]?\s*[:：]", re.IGNORECASE | re.MULTILINE)
+    # At a line start, or anywhere after a space or punctuation ("…周衡: 你好"); not inside a word.
+    start = r"(?:^|(?<=[^\w@*【\[]))" if anywhere else r"^"
+    return re.compile(start + r"\s*[@*【\[]?\s*(" + "|".join(alts) + r")\s*[】\]*]?\s*[:：]", re.IGNORECASE | re.MULTILINE)
 
 
 def strip_own_label(text: str, own_names: Sequence[str]) -> str:
@@ -47,8 +77,16 @@ def reply_problems(
     max_chars: int,
     other_names: Sequence[str],
     earlier_replies: Sequence[str],
+    own_names: Sequence[str] = (),
+    user_text: str = "",
+    window: Sequence[str] = (),
+    scaffolding: Sequence[str] = (),
+    persona: str = "",
 ) -> list[str]:
-    """Every problem, each as ``code: detail`` (the code is what analytics groups by)."""
+    """Every problem, each as ``code: detail`` (the code is what analytics groups by).
+
+    ``user_text`` is the message answered, ``window`` the messages before it, ``scaffolding`` the
+    prompt's own fixed wording, ``persona`` the persona definition it was given."""
     problems: list[str] = []
     if not text.strip():
         return ["empty: the reply is empty"]
@@ -67,9 +105,45 @@ def reply_problems(
             break
     if (wrong := script_problem(text, expected_script(language))) is not None:
         problems.append(f"{WRONG_SCRIPT}: {wrong}")
-    pattern = _label_pattern([*USER_LABELS, *other_names])
+    problems += copy_problems(text, user_text=user_text, window=window, scaffolding=scaffolding, persona=persona)
+    if (label := speaker_label(text, other_names, own_names)) is not None:
+        problems.append(f"speaks_as_other: a line is labelled '{label}:'")
+    return problems
+
+
+def speaker_label(text: str, other_names: Sequence[str], own_names: Sequence[str] = ()) -> str | None:
+    """The first speaker label of the user or another member anywhere, or of the agent itself after
+    the start (the start's own label is stripped before the checks)."""
+    pattern = _label_pattern([*USER_LABELS, *other_names], anywhere=True)
     if pattern is not None and (match := pattern.search(text)):
-        problems.append(f"speaks_as_other: a line is labelled '{match.group(1)}:'")
+        return match.group(1)
+    own = _label_pattern(own_names, anywhere=True)
+    if own is not None and (match := own.search(text, 1)):
+        return match.group(1)
+    return None
+
+
+def copies(reply: str, other: str) -> float:
+    """How much ``reply`` and ``other`` are one text: the larger share either covers of the other,
+    counting only a side long enough to be more than a greeting."""
+    share = covered(other, reply) if len(tokens(other)) >= COPY_MIN_TOKENS else 0.0
+    if len(tokens(reply)) >= COPY_MIN_TOKENS:
+        share = max(share, covered(reply, other))
+    return share
+
+
+def copy_problems(text: str, *, user_text: str, window: Sequence[str], scaffolding: Sequence[str],
+                  persona: str) -> list[str]:  # fmt: skip
+    problems = []
+    if user_text and (share := copies(text, user_text)) >= COPY_SHARE:
+        problems.append(f"echoes_user: {share:.0%} the same as the user's message")
+    for earlier in window:
+        if (share := copies(text, earlier)) >= COPY_SHARE:
+            problems.append(f"repeats_earlier: {share:.0%} the same as an earlier message")
+            break
+    runs = [(longest_run(text, s), PROMPT_RUN) for s in scaffolding] + [(longest_run(text, persona), PERSONA_RUN)]
+    if any(run >= limit for run, limit in runs if run):
+        problems.append(f"prompt_leak: quotes {max(run for run, _ in runs)} tokens of the prompt's own wording")
     return problems
 
 

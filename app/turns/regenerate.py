@@ -15,9 +15,9 @@ from app.messages.store import content_hash
 from app.turns import loader, repository
 from app.turns.pipeline import TurnPipeline
 from app.turns.result import usage_dict
-from app.turns.replies import actor_request, generate_checked
+from app.turns.actor_prompt import actor_prompt
+from app.turns.replies import generate_checked
 from app.conversations.service import get_owned
-from scheduling import format_transcript
 
 
 async def regenerate(pipeline: TurnPipeline, owner_id: str, conversation_id: str, message_id: str) -> Message:
@@ -52,12 +52,10 @@ async def regenerate(pipeline: TurnPipeline, owner_id: str, conversation_id: str
     agent = agents.rows.get(message.agent_id)
     if agent is None:
         raise ValidationFailed("the agent is no longer a member of this conversation", code="agent_not_member")
-    others = [p.name for p in agents.profiles if p.id != agent.id]
-    transcript = format_transcript(recent, agents.profiles, limit=pipeline.settings.recent_window)
-    request = actor_request(pipeline.templates, agent, language=language, transcript=transcript,
-                            user_text=user_msg.content, others=others)  # fmt: skip
-    reply = await generate_checked(pipeline.model, request, agent, language=language,
-                                   max_chars=pipeline.settings.limits.max_message_chars, other_names=others,
+    prompt = actor_prompt(pipeline.templates, agent, language=language, recent=recent,
+                          names={p.id: p.name for p in agents.profiles}, user_text=user_msg.content,
+                          direct=conv.kind == "direct")  # fmt: skip
+    reply = await generate_checked(pipeline.model, prompt, agent, max_chars=pipeline.settings.limits.max_message_chars,
                                    earlier_replies=[*siblings, message.content])  # fmt: skip
     if reply.dropped:
         raise ValidationFailed("the regenerated reply failed the quality check twice", code="regeneration_rejected",

@@ -18,6 +18,10 @@ PLACEHOLDER = {
     "en": "[simulated reply] This is placeholder text from the LLM simulator, not a real model reply.",
 }
 
+# Prose replies carry a short tag and a varied body: a whole placeholder sentence in every reply
+# would make each one repeat the last (the reply checks drop a repeat of the window).
+REPLY_TAG = {"zh": "【模拟回复】", "ja": "【シミュレーション】", "ko": "[시뮬레이션]", "en": "[simulated reply]"}
+
 MARKER = {"zh": "模拟", "ja": "シミュ", "ko": "시뮬", "en": "simulated"}
 
 # Word pools for schema strings: CJK pools are characters, English is words joined by spaces.
@@ -25,7 +29,9 @@ _POOL = {
     "zh": "模拟文本内容示例测试回复数据朋友今天心情很好我们一起聊天吧",
     "ja": "シミュレーションのテキストです今日はいい天気ですねみんなで話しましょう",
     "ko": "시뮬레이션텍스트입니다오늘은좋은날이에요함께이야기해요",
-    "en": ("sample", "text", "reply", "friendly", "today", "chat", "story", "note", "quiet", "bright"),
+    "en": ("sample", "text", "reply", "friendly", "today", "chat", "story", "note", "quiet", "bright", "maybe",
+           "coffee", "walk", "river", "laugh", "plan", "later", "window", "music", "rain", "garden", "ticket",
+           "morning", "sunny", "dinner", "letter", "train", "picnic", "movie", "puzzle", "lantern", "harbor"),
 }
 
 
@@ -46,7 +52,10 @@ def detect_language(text: str) -> str:
 def simulated_string(rng: random.Random, language: str, min_length: int = 0, max_length: int | None = None) -> str:
     """A string in ``language`` whose length (in characters) lies in [min_length, max_length]."""
     upper = max_length if max_length is not None else max(min_length, 24)
-    target = rng.randint(min(max(min_length, 8), upper), min(max(min_length, 24), upper)) if upper > 0 else 0
+    # English words are long and every string starts with the marker: more room, so the marker is
+    # not most of the string (two such strings would read as near-duplicates).
+    low, high = (20, 40) if language == "en" else (8, 24)
+    target = rng.randint(min(max(min_length, low), upper), min(max(min_length, high), upper)) if upper > 0 else 0
     target = max(target, min_length)
     if target == 0:
         return ""

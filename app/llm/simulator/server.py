@@ -28,7 +28,7 @@ from litestar import Litestar, Request, get, post
 from litestar.response import Response, Stream
 
 from app.llm.simulator.instances import generate_instance, violate
-from app.llm.simulator.language import PLACEHOLDER, detect_language, simulated_string
+from app.llm.simulator.language import PLACEHOLDER, REPLY_TAG, detect_language, simulated_string
 from app.llm.structured import SCHEMA_PROMPT_MARKER
 from app.llm.usage import estimate_tokens, is_cjk
 
@@ -140,8 +140,8 @@ def _content(data: dict[str, Any], fault: str | None, rng: random.Random) -> str
     if fault == "empty":
         return ""
     if schema is None:
-        # A varied tail, so two simulated replies in one turn are not duplicates of each other.
-        return f"{PLACEHOLDER[language]} {simulated_string(rng, language, 12, 40)}"
+        # A varied body, so simulated replies are not duplicates or repeats of each other.
+        return f"{REPLY_TAG[language]} {simulated_string(rng, language, 80 if language == 'en' else 24)}"
 
     value = generate_instance(schema, rng, language, _source_text(data)) if schema else {"simulated": True, "text": PLACEHOLDER[language]}
     if fault == "schema_violation":

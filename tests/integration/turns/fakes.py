@@ -22,9 +22,9 @@ class World:
             "intent": INTENT_CHAT,
             "emotion": EMOTION_SAD,
             "select": None,
-            "actor": lambda req: f"我在这里陪着你。（{_agent(req)}）",
+            "actor": lambda req: f"{_comfort(req)}（{speaker(req)}）",
             "cross_reply.plan": NO_CROSS,
-            "cross_reply": lambda req: f"我同意你说的。（{_agent(req)}）",
+            "cross_reply": lambda req: f"我同意你说的。（{speaker(req)}）",
             "auto_reply": {"options": ["我想听你多说一点。", "这件事让你有什么感受？", "我们先换个轻松的话题吧。"]},
             **handlers,
         }
@@ -55,11 +55,26 @@ class World:
             self.active -= 1
 
 
-def _agent(request: Any) -> str:
-    """The agent's name from the persona system message (not always the first message: a
-    regeneration for a wrong-language reply starts with the language instruction)."""
-    system = next((m.content for m in request.messages if m.role == "system" and "You are " in m.content), "")
-    return system.split("You are ", 1)[1].split(",", 1)[0] if system else "?"
+COMFORT = ("我在这里陪着你。", "慢慢说，我一直都在听。", "要不要先深呼吸一下，再告诉我发生了什么？",
+           "今天辛苦了，先照顾好自己。")
+
+
+def _comfort(request: Any) -> str:
+    """A different line for each of the agent's own earlier lines (its ``assistant`` turns), so a
+    Continue or a second turn does not re-say what it said, which the reply checks would drop."""
+    own = sum(1 for m in request.messages if m.role == "assistant")
+    return COMFORT[own % len(COMFORT)]
+
+
+def speaker(request: Any) -> str:
+    """The agent's name from the persona system message ("你是林溪。" or "You are Lin Xi. ")."""
+    for m in request.messages:
+        if m.role != "system":
+            continue
+        for lead, stop in (("你是", "。"), ("You are ", ".")):
+            if lead in m.content:
+                return m.content.split(lead, 1)[1].split(stop, 1)[0].split(",", 1)[0]
+    return "?"
 
 
 def persona(request: Any) -> str:

@@ -10,7 +10,7 @@ from app.db.engine import session_factory
 from app.db.models import QualityEvent, SpeakerDecision
 from tests.integration.conftest import ALICE, Api
 from tests.integration.turns.conftest import make_group, post_turn
-from tests.integration.turns.fakes import World, persona, select
+from tests.integration.turns.fakes import World, persona, select, speaker
 
 ZH_ONLY = "请只用简体中文回复。"
 
@@ -31,9 +31,9 @@ async def test_an_off_language_reply_is_regenerated_with_the_language_first(turn
 
 
 async def test_a_turn_with_every_reply_dropped_names_the_checks(turn_api: Api, world: World, engine) -> None:
-    conv, (gentle, planner, _) = await make_group(turn_api, replyLimit=2)
+    conv, (gentle, planner, _) = await make_group(turn_api, replyLimit=2, selection={"mode": "llm"})
     world.handlers["select"] = select(gentle["id"], planner["id"])
-    world.handlers["actor"] = lambda req: "；" * 300 if "周衡" in persona(req) else "I only speak English here."
+    world.handlers["actor"] = lambda req: "；" * 300 if speaker(req) == "周衡" else "I only speak English here."
     body = (await post_turn(turn_api, conv["id"], "大家怎么看？我好难过")).json()
 
     assert body["status"] == "failed" and body["agentMessages"] == []

@@ -11,7 +11,7 @@ async def test_repairs_and_fallbacks_are_counted(turn_api: Api, world: World) ->
     from app.metrics import MODEL_REPAIRS
 
     before = MODEL_REPAIRS.labels("select")._value.get()  # noqa: SLF001
-    conv, _ = await make_group(turn_api)
+    conv, _ = await make_group(turn_api, selection={"mode": "llm"})  # the selector is asked
     world.handlers["select"] = select("not-a-member")  # invalid twice: one repair, then the fallback scorer
     await post_turn(turn_api, conv["id"], "我今天好难过")
     assert MODEL_REPAIRS.labels("select")._value.get() == before + 1  # noqa: SLF001

@@ -109,7 +109,7 @@ async def _speakers(settings, speculation: bool, selected: list[str] | None) -> 
     app = create_app(msgspec.structs.replace(settings, turn_speculation=speculation), model=world.model)
     async with AsyncTestClient(app, timeout=30) as client:
         api = Api(client, settings)
-        conv, agents = await make_group(api, replyLimit=2)
+        conv, agents = await make_group(api, replyLimit=2, selection={"mode": "llm"})
         ids = [agents[i]["id"] for i in (selected or [])]
         world.handlers["select"] = select(*ids) if ids else {"selectedAgentIds": ["nobody"], "reason": "坏的"}
         out = []
@@ -143,7 +143,7 @@ async def test_a_wider_bet_speculates_on_the_next_candidate_too(turn_api: Api, w
 
 
 async def _recorded_per_message(turn_api: Api, world: World) -> None:
-    conv, (gentle, planner, joker) = await make_group(turn_api)
+    conv, (gentle, planner, joker) = await make_group(turn_api, selection={"mode": "llm"})
     world.handlers["select"] = select(joker["id"])  # the scorer would pick the comforter for sadness
     body = (await post_turn(turn_api, conv["id"], "我今天好难过")).json()
     spec = body["orchestration"]["speculation"]
@@ -192,7 +192,7 @@ async def test_the_llm_quality_check_regenerates_once_then_drops(settings, engin
     world = World()
     bad = {"passed": False, "problems": ["out_of_character"], "reason": "不像莉娅会说的话"}
     world.handlers["quality"] = [bad, {"passed": True, "problems": [], "reason": "ok"}]
-    world.handlers["actor"] = ["我才不管你呢。", "我在这里陪着你，慢慢说。"]
+    world.handlers["actor"] = ["我才不管你呢。", "我在这里陪着你，慢慢说。", "我还在，一直都在。"]
     app = create_app(msgspec.structs.replace(settings, quality_check=True), model=world.model)
     async with AsyncTestClient(app, timeout=30) as client:
         api = Api(client, settings)
@@ -222,7 +222,7 @@ async def test_the_llm_quality_check_regenerates_once_then_drops(settings, engin
 async def test_speculation_hits_are_counted_in_the_analytics(turn_api: Api, world: World) -> None:
     from tests.integration.conftest import ADMIN
 
-    conv, (gentle, _, _) = await make_group(turn_api)
+    conv, (gentle, _, _) = await make_group(turn_api, selection={"mode": "llm"})
     world.handlers["select"] = select(gentle["id"])  # the scorer's pick for sadness: a hit
     await post_turn(turn_api, conv["id"], "我今天好难过")
     # The scorer now prefers someone who did not just speak; the selector keeps her: a miss.

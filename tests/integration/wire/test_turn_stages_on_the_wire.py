@@ -49,7 +49,7 @@ def _assert_model_path(turn: dict[str, Any], member_ids: list[str]) -> None:
 
 
 async def test_a_zh_group_turn_runs_every_stage_on_the_model_path(sim_api: Api):
-    conv, agents = await _group(sim_api)
+    conv, agents = await _group(sim_api, selection={"mode": "llm"})  # the selector asked on every turn
     ids = [a["id"] for a in agents]
     for text in ["我今天有点难过，你们觉得我该怎么办？", "帮我分析一下要不要换工作", "哈哈今天发工资了！"]:
         turn = await _turn(sim_api, conv["id"], text)

@@ -18,7 +18,8 @@ from app.turns.judge import (
 )  # fmt: skip
 from app.turns.quality import problem_code
 from app.turns.records import quality_rows
-from app.turns.replies import Reply, regeneration_request
+from app.turns.actor_prompt import retry_request
+from app.turns.replies import Reply
 
 LIA = Agent(id="lia", name="莉娅", aliases=[], personality_prompt="温柔、耐心的倾听者", guardrails_prompt="不谈论政治")
 ARGS = {"language": "zh-CN", "transcript": "用户: 早上好\n周衡: 早", "user_text": "我今天好难过",
@@ -135,8 +136,11 @@ def test_regeneration_note_names_each_problem_for_the_actor() -> None:
     assert "像客服一样说话" in notes[0] and "像客服一样说话" not in notes[1]
     assert regeneration_note(QualityVerdict(passed=True, problems=[], reason="ok")) == []
     actor = ModelRequest(messages=[ChatMessage("system", "persona"), ChatMessage("user", "hi")], purpose="actor")
-    retry = regeneration_request(actor, notes, "zh-CN")
-    assert retry.messages[:2] == actor.messages and "out_of_character" in retry.messages[-1].content
+    retry = retry_request(actor, notes, "zh-CN")
+    assert retry.messages[1:] == actor.messages[1:]  # the conversation unchanged: nothing new to answer
+    head, correction = retry.messages[0].content.split("\n\n")
+    assert head == "persona" and correction == "这次换一种说法：保持你的人设和语气；回应用户刚才说的事。"
+    assert "像客服一样说话" not in correction and "out_of_character" not in correction  # nothing a model could say
 
 
 def test_rows_are_one_per_problem_code_like_the_deterministic_ones() -> None:

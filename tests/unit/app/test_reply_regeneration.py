@@ -11,15 +11,16 @@ from app.llm.fakes import ScriptedModel
 from app.llm.templates import PromptTemplates
 from app.turns.language import language_instruction
 from app.turns.quality import AllRepliesDropped
-from app.turns.replies import actor_request, generate_checked
+from app.turns.actor_prompt import actor_prompt
+from app.turns.replies import generate_checked
 
 LIA = Agent(id="lia", name="莉娅", aliases=[], headline="温柔的倾听者")
 
 
 async def _generate(model: ScriptedModel, language: str):
-    request = actor_request(PromptTemplates(), LIA, language=language, transcript="", user_text="我今天好难过", others=["周衡"])
-    return await generate_checked(model, request, LIA, language=language, max_chars=4000, other_names=["周衡"],
-                                  earlier_replies=[])  # fmt: skip
+    prompt = actor_prompt(PromptTemplates(), LIA, language=language, recent=[], names={"lia": "莉娅", "heng": "周衡"},
+                          user_text="我今天好难过")  # fmt: skip
+    return await generate_checked(model, prompt, LIA, max_chars=4000, earlier_replies=[])
 
 
 @pytest.mark.parametrize(
@@ -42,8 +43,8 @@ async def test_wrong_script_regeneration_restates_the_language_first() -> None:
     head, persona_text = retry.messages[0].content.split("\n\n", 1)
     assert (retry.messages[0].role, head) == ("system", "请只用简体中文回复。")  # one system message, language first
     assert persona_text == first.messages[0].content  # the original prompt follows unchanged
-    assert retry.messages[1:-1] == first.messages[1:]
-    assert "wrong_script" in retry.messages[-1].content  # and the problem is named at the end
+    assert retry.messages[1:] == first.messages[1:]  # no note a model could answer or translate
+    assert "wrong_script" not in retry.messages[0].content and retry.temperature == 0.9
 
 
 async def test_english_conversation_gets_the_english_line() -> None:
@@ -58,7 +59,8 @@ async def test_other_problems_do_not_restate_the_language() -> None:
     reply = await _generate(model, "zh-CN")
     assert not reply.dropped and [p.split(":")[0] for p in reply.regenerated_for] == ["degenerate_repetition"]
     assert "请只用简体中文回复。" not in [m.content for m in model.history[1].messages]
-    assert model.history[1].messages[0].content == model.history[0].messages[0].content
+    first, retry = (r.messages[0].content for r in model.history)
+    assert retry == first + "\n\n这次换一种说法：写通顺的句子，别重复同一个字或词。"
 
 
 async def test_dropped_only_after_the_regeneration_fails_too() -> None:

@@ -9,7 +9,7 @@ def test_default_templates_are_valid_and_auto_reply_uses_language_and_character(
     templates.validate()
     text = templates.text("auto_reply")
     assert "{{getvar::language}}" in text and "{{characterName}}" in text
-    assert set(TEMPLATE_VARIABLES) == {"actor", "cross_reply", "quality", "auto_reply"}
+    assert set(TEMPLATE_VARIABLES) == {"actor", "cross_reply", "actor_zh", "cross_reply_zh", "quality", "auto_reply"}
 
 
 def test_render_replaces_plain_and_getvar_variables():
@@ -57,3 +57,13 @@ def test_an_override_of_a_template_no_stage_renders_is_rejected(name):
     with pytest.raises(SettingsError, match="unknown template") as info:
         PromptTemplates({name: "{{getvar::language}}"}).validate()
     assert info.value.setting == f"llm.prompts.{name}"
+
+
+def test_chinese_conversations_get_the_chinese_template_unless_only_the_english_one_is_overridden():
+    templates = PromptTemplates()
+    assert templates.localized("actor", "zh-CN") == "actor_zh" and templates.localized("actor", "zh-TW") == "actor_zh"
+    assert templates.localized("actor", "en") == "actor" and templates.localized("quality", "zh-CN") == "quality"
+    own = PromptTemplates({"actor": "Be {{characterName}} in {{getvar::language}}."})
+    assert own.localized("actor", "zh-CN") == "actor"  # the operator's prompt wins in every language
+    both = PromptTemplates({"actor": "x {{characterName}} {{language}}", "actor_zh": "你是{{characterName}}"})
+    assert both.localized("actor", "zh-CN") == "actor_zh"

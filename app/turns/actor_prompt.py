@@ -1,0 +1,213 @@
+"""The actor prompt as a conversation, the way chat models are trained and roleplay frontends send it.
+
+- **system**: the persona and the rules, written in the conversation's language (Chinese
+  conversations get Chinese prompts: ``actor_zh``), then the Story's stage material, then a note
+  for a Continue or a cross reply;
+- **history**: the speaking companion's own earlier lines as ``assistant`` turns, everything else
+  (the user, the other members) as ``user`` turns labelled with the speaker's name (``周衡：…``;
+  unlabelled in a direct chat, where only the user speaks); consecutive lines of others form one
+  turn, so roles alternate as strict chat templates require;
+- the message being answered last, as the user's line.
+
+No quoted transcript and no scaffolding phrase ("The user just said:") a model could copy into its
+answer. ``ActorPrompt.checks`` carries what the reply checks compare against: the user's message,
+the window, the prompt's own fixed wording and the persona.
+
+A retry (``ActorPrompt.retry``) is the same request with one short correction added to the system
+message, in the conversation's language, naming what to do differently (never the rejected text
+or the problem's details, which a model would translate and say), at a warmer temperature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import msgspec
+
+from app.db.models import Agent
+from app.llm.port import ChatMessage, ModelRequest
+from app.llm.templates import PromptTemplates
+from app.turns.language import language_instruction
+from scheduling.profiles import GroupMessage
+from story.auto_reply.text import primary_language
+
+ACTOR_MAX_TOKENS = 400
+RETRY_TEMPERATURE = 0.9
+
+
+class Words(msgspec.Struct, frozen=True):
+    """The fixed wording of the actor prompt in one language."""
+
+    user: str
+    colon: str
+    titles: tuple[str, str, str, str, str, str, str]
+    group_scene: str
+    direct_scene: str
+    continue_note: str
+    continue_cue: str
+    cross_note: str
+    retry_lead: str
+    fixes: Mapping[str, str]
+    generic_fix: str
+
+
+ZH = Words(
+    user="用户", colon="：",
+    titles=("简介", "描述", "背景", "性格", "语气", "说明", "必须遵守"),
+    group_scene="你在一个群聊里，和用户还有{others}一起聊天。",
+    direct_scene="你在和用户一对一私聊。",
+    continue_note="用户这次没有说话。请接着刚才的话题自然地说下去，不要重复已经说过的内容。",
+    continue_cue="（继续）",
+    cross_note="现在用一两句话回应{target}刚才说的话。",
+    retry_lead="这次换一种说法：",
+    fixes={
+        "echoes_user": "别重复用户的原话，用你自己的话回应", "repeats_earlier": "别重复群里已经说过的话",
+        "prompt_leak": "只说聊天的内容", "speaks_as_other": "只写你自己的一段话，不写别人的台词和名字",
+        "speaking_for_others": "只写你自己的一段话，不写别人的台词和名字",
+        "duplicate": "说点和其他伙伴不一样的", "near_duplicate": "说点和其他伙伴不一样的",
+        "degenerate_repetition": "写通顺的句子，别重复同一个字或词", "no_words": "写一句完整的话",
+        "empty": "写一句完整的话", "too_long": "写短一点，一到三句", "out_of_character": "保持你的人设和语气",
+        "off_topic": "回应用户刚才说的事", "unsafe": "内容要友善、安全", "repetitive": "别重复已经说过的话",
+        "wrong_language": "只用中文",
+    },
+    generic_fix="写一句更自然的回复",
+)  # fmt: skip
+
+EN = Words(
+    user="User", colon=": ",
+    titles=("Headline", "Description", "Background", "Personality", "Tone", "Instructions", "Always follow"),
+    group_scene="You are in a group chat with the user and {others}.",
+    direct_scene="You are chatting one-on-one with the user.",
+    continue_note="The user said nothing this time. Carry on naturally from where the chat stopped, without "
+                  "repeating anything already said.",
+    continue_cue="(go on)",
+    cross_note="Now answer what {target} just said, in one or two sentences.",
+    retry_lead="This time, do it differently: ",
+    fixes={
+        "echoes_user": "answer in your own words instead of repeating the user",
+        "repeats_earlier": "say something not already said in the chat", "prompt_leak": "talk only about the chat",
+        "speaks_as_other": "write only your own words, no lines or names of others",
+        "speaking_for_others": "write only your own words, no lines or names of others",
+        "duplicate": "say something different from the other companions",
+        "near_duplicate": "say something different from the other companions",
+        "degenerate_repetition": "write plain sentences without repeating a word", "no_words": "write a full sentence",
+        "empty": "write a full sentence", "too_long": "keep it to one to three sentences",
+        "out_of_character": "stay in your character and tone", "off_topic": "answer what the user just said",
+        "unsafe": "keep it kind and safe", "repetitive": "don't repeat what was already said",
+        "wrong_language": "use only the conversation's language",
+    },
+    generic_fix="write a more natural reply",
+)  # fmt: skip
+
+
+def words_for(language: str) -> Words:
+    return ZH if primary_language(language) in ("zh", "cmn", "yue", "wuu") else EN
+
+
+class ReplyChecks(msgspec.Struct, frozen=True, kw_only=True):
+    """What a reply is checked against besides itself (see ``quality.reply_problems``)."""
+
+    language: str
+    own_names: tuple[str, ...] = ()
+    other_names: tuple[str, ...] = ()
+    user_text: str = ""
+    window: tuple[str, ...] = ()
+    scaffolding: tuple[str, ...] = ()
+    persona: str = ""
+
+
+class ActorPrompt(msgspec.Struct, frozen=True, kw_only=True):
+    request: ModelRequest
+    checks: ReplyChecks
+
+    def retry(self, problems: Sequence[str]) -> ActorPrompt:
+        return msgspec.structs.replace(self, request=retry_request(self.request, problems, self.checks.language))
+
+
+def persona_block(agent: Agent, language: str = "en") -> str:
+    titles = words_for(language).titles
+    texts = (agent.headline, agent.description, agent.story_background, agent.personality_prompt, agent.tone_prompt,
+             agent.default_prompt, agent.guardrails_prompt)  # fmt: skip
+    colon = words_for(language).colon
+    return "\n".join(f"{title}{colon}{text.strip()}" for title, text in zip(titles, texts) if text and text.strip())
+
+
+def actor_prompt(
+    templates: PromptTemplates,
+    agent: Agent,
+    *,
+    language: str,
+    recent: Sequence[GroupMessage],
+    names: Mapping[str, str],
+    user_text: str | None,
+    direct: bool = False,
+    purpose: str = "actor",
+    cross_target: tuple[str, str] | None = None,
+    this_turn: Sequence[tuple[str, str]] = (),
+    stage_material: str | None = None,
+) -> ActorPrompt:
+    """``recent``: the window before the message answered, any order (sorted by ``seq``);
+    ``names``: agent id → name of every member; ``user_text`` None for a Continue (the window then
+    ends with what is continued); ``this_turn``: (agent id, text) of replies already saved this
+    turn; ``cross_target``: (agent id, name) a cross reply answers."""
+    words = words_for(language)
+    others = [name for agent_id, name in names.items() if agent_id != agent.id]
+    scene = words.direct_scene if direct else words.group_scene.format(others="、".join(others) if words is ZH
+                                                                           else ", ".join(others))  # fmt: skip
+    template = templates.localized("cross_reply" if cross_target else "actor", language)
+    persona = persona_block(agent, language)
+    variables = {"language": language, "characterName": agent.name, "scene": scene,
+                 "languageLine": language_instruction(language)}  # fmt: skip
+    rules = templates.render(template, **variables)  # the wording alone, for the leak check
+    system = templates.render(template, personality=persona, **variables)
+    notes = [words.continue_note if user_text is None else "",
+             words.cross_note.format(target=cross_target[1]) if cross_target else ""]  # fmt: skip
+    system = "\n\n".join(part for part in (system, stage_material, *notes) if part)
+
+    def line(m_agent: str | None, text: str) -> str:
+        label = words.user if m_agent is None else names.get(m_agent, m_agent)
+        return text if direct else f"{label}{words.colon}{text}"
+
+    lines: list[tuple[str | None, str]] = [(m.agent_id if m.role == "agent" else None, m.content)
+                                           for m in sorted(recent, key=lambda m: m.seq)]  # fmt: skip
+    if user_text is not None:
+        lines.append((None, user_text))
+    lines += list(this_turn)
+    messages = [ChatMessage(role="system", content=system)]
+    for speaker, text in lines:
+        role = "assistant" if speaker == agent.id else "user"
+        content = text.strip() if role == "assistant" else line(speaker, text.strip())
+        if messages[-1].role == role and role == "user":
+            messages[-1] = ChatMessage(role="user", content=messages[-1].content + "\n" + content)
+        else:
+            messages.append(ChatMessage(role=role, content=content))
+    if messages[-1].role != "user":
+        messages.append(ChatMessage(role="user", content=words.continue_cue))
+    window = tuple(m.content for m in recent) + tuple(text for _, text in this_turn)
+    checks = ReplyChecks(
+        language=language, own_names=(agent.name, *(agent.aliases or [])), other_names=tuple(others),
+        user_text=user_text or "", window=window, persona=persona,
+        scaffolding=(rules, scene, *(n for n in notes if n), words.retry_lead, *words.fixes.values(), words.continue_cue),
+    )  # fmt: skip
+    request = ModelRequest(messages=messages, purpose=purpose, max_tokens=ACTOR_MAX_TOKENS)
+    return ActorPrompt(request=request, checks=checks)
+
+
+def retry_request(request: ModelRequest, problems: Sequence[str], language: str) -> ModelRequest:
+    """The same conversation, one short correction at the end of the system message, warmer.
+    For a reply in the wrong language or script the required language comes first, in that language."""
+    words = words_for(language)
+    codes = list(dict.fromkeys(p.split(":", 1)[0].strip() for p in problems))
+    fixes = list(dict.fromkeys(words.fixes.get(code, words.generic_fix) for code in codes if code != "wrong_script"))
+    sep = "；" if words is ZH else "; "
+    correction = words.retry_lead + sep.join(fixes) + ("。" if words is ZH else ".") if fixes else ""
+    head = [language_instruction(language)] if "wrong_script" in codes else []
+    messages = list(request.messages)
+    if messages and messages[0].role == "system":
+        # One system message, at the start: some chat templates (llama.cpp's among them) accept no other.
+        first = "\n\n".join([*head, messages[0].content, *([correction] if correction else [])])
+        messages[0] = ChatMessage(role="system", content=first)
+    else:
+        messages.insert(0, ChatMessage(role="system", content="\n\n".join([*head, correction])))
+    temperature = max(request.temperature or 0.0, RETRY_TEMPERATURE)
+    return msgspec.structs.replace(request, messages=messages, temperature=temperature)
