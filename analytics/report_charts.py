@@ -92,6 +92,22 @@ def latency(results: dict) -> plt.Figure | None:
     return fig
 
 
+def selection_paths(results: dict) -> plt.Figure | None:
+    rows = results["selection-paths"]
+    if not rows:
+        return None
+    labels = [f"{r.mode}/{r.path}" for r in rows]
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    bars = ax.bar(labels, [r.turns for r in rows], color="#4c78a8")
+    for bar, r in zip(bars, rows, strict=True):  # the model's agreement with the scorer, where it answered
+        if r.agreement_rate is not None:
+            ax.annotate(f"agreed {r.agreement_rate:.0%}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                        ha="center", va="bottom", fontsize=8)
+    ax.set_ylabel("turns")
+    ax.tick_params(axis="x", labelrotation=20)
+    return fig
+
+
 def _day_ticks(ax: plt.Axes, days: list[str]) -> None:
     step = max(1, len(days) // 10)
     ax.set_xticks(range(0, len(days), step), days[::step], rotation=30, fontsize=8)
@@ -104,4 +120,5 @@ CHARTS = (
     ("Emotion mix per day", emotion_mix),
     ("Routing: selection rate by user need × agent capability", routing_heatmap),
     ("Latency per stage (p50 / p95)", latency),
+    ("Selection paths: turns per mode/path (and the model's agreement with the scorer)", selection_paths),
 )

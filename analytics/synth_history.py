@@ -6,6 +6,11 @@ capabilities drive the match features, recent speakers get penalised, mentions o
 picks by a *known* preference (``LLM_TRUE_WEIGHTS`` plus Gumbel noise, i.e. a conditional logit)
 so a fit on ``--label llm`` should recover it, and the LLM has outage days where the fallback
 scorer takes over. Seeded ``random.Random`` only: the same seed gives the same history.
+
+Every synthetic conversation runs in ``selection.mode`` llm (the model is asked on every group
+turn without a mention), so the recorded path is the decision (mention | llm | fallback | direct),
+the scorer's margin is the one of its own pick and ``llm_agreed`` compares the LLM's pick with it;
+these add no random draw, so a seed gives the same history as before they were recorded.
 """
 
 from __future__ import annotations
@@ -42,7 +47,8 @@ COLUMNS = {
     "speaker_decisions": ("turn_id", "conversation_id", "conversation_kind", "agent_id", "created_at", "display_order",
                           "selected", "selected_by", "decided_by", "rank", "score", "weights_version",
                           *FEATURE_NAMES, "relationship_stage", "llm_selected", "primary_emotion", "intensity",
-                          "needs_comfort", "needs_advice", "needs_deescalation", "emotion_source", "synthetic"),
+                          "needs_comfort", "needs_advice", "needs_deescalation", "emotion_source", "synthetic",
+                          "selection_mode", "selection_path", "scorer_margin", "llm_agreed"),
     "turn_stage_metrics": ("turn_id", "conversation_id", "stage", "agent_id", "ms", "input_tokens", "output_tokens",
                            "estimated", "outcome", "created_at", "synthetic"),
     "quality_events": ("turn_id", "conversation_id", "agent_id", "reply_kind", "reason", "action", "created_at",
@@ -142,12 +148,16 @@ def generate_turn(rng: random.Random, conv: SynthConversation, at: datetime, out
     else:
         decided, chosen = "fallback", [a.id for a, _, _ in scored[: 2 if relay else 1]]
     dat = at + timedelta(milliseconds=5)
+    own = 2 if relay else 1  # the scorer's own pick, without a mention (what ``scorer_margin`` measures)
+    margin = round(scored[own - 1][2] - scored[own][2], 6) if group and not mention and len(scored) > own else None
+    agreed = None if llm_pick is None else llm_pick == {a.id for a, _, _ in scored[:own]}
     for rank, (a, f, score) in enumerate(scored, start=1):
         sel = a.id in chosen
         out["speaker_decisions"].append((
             tid, conv.id, conv.kind, a.id, dat, a.display_order, sel, decided if sel else None, decided, rank, score,
             DEFAULT_WEIGHTS.version, *f, conv.stages[a.id][0], None if llm_pick is None else a.id in llm_pick,
             emo["primary"], emo["intensity"], emo["comfort"], emo["advice"], emo["deesc"], emo["source"], True,
+            "llm", decided, None if decided == "direct" else margin, agreed,
         ))
     _replies(rng, conv, tid, at, chosen, decided, emo, outage, out)
     conv.recent.extend(chosen)

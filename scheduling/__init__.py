@@ -23,6 +23,10 @@ from scheduling.relationship import (
     Relationship, RelationshipStage, relationship_from_direct_chat, relationship_score, stage_for_message_count,
 )
 from scheduling.selection import (
+    DEFAULT_HYBRID_MARGIN, SelectionMode, SelectionOutcome, SelectionPlan, plan_selection, scorer_margin,
+    selection_outcome,
+)
+from scheduling.selection import (
     DEFAULT_WEIGHTS, FEATURE_NAMES, SELECTION_PURPOSE, CandidateScore, Chattiness, ScoringWeights, SelectedBy,
     SelectionDecision, SelectionRejected, SpeakerSelection, WeightsFileError, build_selection_request,
     certain_speakers, decide_direct, decide_speakers, decode_selection, llm_selection_needed, load_weights, plan_reply_count, score_candidates,
@@ -31,6 +35,8 @@ from scheduling.selection import (
 from scheduling.transcript import format_transcript
 
 __all__ = [
+    "DEFAULT_HYBRID_MARGIN", "SelectionMode", "SelectionOutcome", "SelectionPlan", "plan_selection", "scorer_margin",
+    "selection_outcome",
     "DEFAULT_WEIGHTS", "DEFAULT_WINDOW", "EMOTION_PURPOSE", "FEATURE_NAMES", "INTENT_PURPOSE", "NEUTRAL_EMOTION",
     "SELECTION_PURPOSE", "AgentCapabilities", "AgentProfile", "AgentSpeakingContext", "CandidateScore", "ChatMessage",
     "ChatModel", "Chattiness", "DirectChatStats", "EmotionInvalid", "Freshness", "GroupMessage",

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from analytics.filters import Filters
 from analytics.queries.agreement import AgreementRow, llm_agreement
 from analytics.queries.emotions import EmotionRow, RoutingRow, emotion_routing, emotions
+from analytics.queries.paths import SelectionPathRow, selection_paths
 from analytics.queries.replies import CrossReplyRow, QualityRow, cross_replies, quality
 from analytics.queries.speaking import (
     DominanceRow, SelectedByRow, SpeakingShareRow, selected_by, speaking_dominance, speaking_share,
@@ -41,6 +42,8 @@ QUERIES: dict[str, Query] = {
         Query("emotions", emotions, EmotionRow, "primary emotion, needs and fallback emotion per day"),
         Query("emotion-routing", emotion_routing, RoutingRow, "selection rate by need x capability and by stage"),
         Query("llm-agreement", llm_agreement, AgreementRow, "scorer vs LLM: top-1 agreement, rank correlation"),
+        Query("selection-paths", selection_paths, SelectionPathRow,
+              "per selection mode and path: turns, model-scorer agreement, replies kept / dropped"),
         Query("cross-replies", cross_replies, CrossReplyRow, "cross-reply rate per day"),
         Query("quality", quality, QualityRow, "quality failures by reason; regenerated and dropped"),
         Query("latency", latency, LatencyRow, "p50/p95 milliseconds per pipeline stage"),

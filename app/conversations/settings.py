@@ -19,6 +19,7 @@ from msgspec import Meta
 
 from app.api.schemas import ApiInput
 from app.errors import ValidationFailed
+from scheduling.selection.mode import DEFAULT_HYBRID_MARGIN, DEFAULT_MODE, SelectionMode
 
 _BCP47 = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|\d{3}))?(-[A-Za-z0-9]{5,8})*$")
 
@@ -45,12 +46,22 @@ class AutoReplySettings(ApiInput):
     fallback: Literal["none", "conservative"] = "none"
 
 
+class SelectionSettings(ApiInput):
+    """Who decides the speakers (``scheduling/selection/mode.py``): ``llm`` asks the model selector
+    whenever it is needed, ``scorer`` never does, ``hybrid`` only when the scorer's margin between
+    its last pick and the best candidate it left out is below ``hybridMargin``."""
+
+    mode: SelectionMode = DEFAULT_MODE
+    hybrid_margin: Annotated[float, Meta(ge=0.0, le=10.0)] = DEFAULT_HYBRID_MARGIN
+
+
 class ConversationSettings(ApiInput):
     language: Annotated[str, Meta(min_length=2, max_length=35)] = "zh-CN"
     reply_limit: Annotated[int, Meta(ge=1, le=4)] = 2
     chattiness: Literal["quiet", "balanced", "lively"] = "balanced"
     story: StorySettings = msgspec.field(default_factory=StorySettings)
     auto_reply: AutoReplySettings = msgspec.field(default_factory=AutoReplySettings)
+    selection: SelectionSettings = msgspec.field(default_factory=SelectionSettings)
 
 
 _known_model_configs: frozenset[str] | None = None

@@ -171,6 +171,11 @@ class SpeakerDecision(Base):
 
     ``selected_by`` is how this agent was chosen (null when not selected); ``decided_by`` is how
     the turn's selection was decided overall. ``llm_selected`` is null when the LLM did not decide.
+    ``selection_mode`` / ``selection_path`` / ``scorer_margin`` / ``llm_agreed`` (per turn, on every
+    row; null on rows older than them): the conversation's ``selection.mode``, the path that decided
+    (mention | scorer | llm | fallback | direct | continue), the scorer's margin between its last
+    pick and the best candidate it left out (null: no choice to make), and whether the model's
+    valid choice agreed with the scorer's pick (null: the model was not asked or gave none).
     """
 
     __tablename__ = "speaker_decisions"
@@ -212,6 +217,10 @@ class SpeakerDecision(Base):
     needs_advice: Mapped[bool] = mapped_column(Boolean, default=False)
     needs_deescalation: Mapped[bool] = mapped_column(Boolean, default=False)
     emotion_source: Mapped[str] = mapped_column(String(16))
+    selection_mode: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    selection_path: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    scorer_margin: Mapped[float | None] = mapped_column(Float, nullable=True)
+    llm_agreed: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
     synthetic: Mapped[bool] = mapped_column(Boolean, default=False)
 
 

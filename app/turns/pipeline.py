@@ -34,21 +34,20 @@ from app.turns.drafts import DraftChannel
 from app.turns.plugins import ActorPrep, Emit, StageMetric, TurnInfo, TurnPlugin, await_beside
 from app.turns.quality import AllRepliesDropped, reply_problems
 from app.turns.judge import judge_reply, regeneration_note
-from app.turns.replies import Reply, actor_request, generate_checked, regeneration_request
+from app.turns.actor_prompt import ActorPrompt, actor_prompt
+from app.turns.replies import Reply, generate_checked
 from app.turns.repository import StartedTurn
 from app.turns.result import MessageMetadata, Speculation, TurnResult, usage_dict
 from app.turns.saving import Preps, merge_turn_result, record_dropped, save_reply
 from app.turns.selection import (
-    Selection, decide, prepare_selection, run_selector, selector_may_disagree, speculative_ids,
+    Selection, decide, outcome, prepare_selection, run_selector, selector_may_disagree, speculative_ids,
 )
 from app.turns.stages import StageRun, error_record
 from app.turns.understanding import offline_understanding, understand
 from app.turns.weights import WeightsStore
-from scheduling import SelectionDecision, certain_speakers, fallback_emotion, fallback_intent, find_mentions
+from scheduling import SelectionDecision, SelectionOutcome, certain_speakers, fallback_emotion, fallback_intent, find_mentions
 
 log = logging.getLogger("app.turns")
-CONTINUE_NOTE = ("The user asked you to go on without writing anything: continue the scene from where the last "
-                 "reply stopped, without repeating what was already said.\n")
 
 
 async def _no_emit(_: str, __: dict[str, Any]) -> None:
@@ -212,14 +211,14 @@ class TurnPipeline:
         await emit("turn.emotion", {"turnId": info.turn_id, "emotion": orch["emotion"], "intent": orch["intent"]})
 
         sel = prepare_selection(ctx, intent, emotion, mentions, weights, self.settings.recent_window)
-        if info.continuation:
-            sel.selector_needed = False
         select_run = await run_selector(self.model, ctx, sel, intent)
         run.timings["select"] = select_run.ms
         run.add_usage(select_run.usage)
         decision = decide(ctx, sel.context, intent, emotion, mentions, weights, select_run.value)
         run.decision = decision
-        orch["selection"] = {**msgspec.to_builtins(decision), "llm": select_run.record(), "mentions": mentions}
+        chosen_by = outcome(ctx, sel, decision)  # mode, path, scorer margin and pick, the model's agreement
+        orch["selection"] = {**msgspec.to_builtins(decision), **msgspec.to_builtins(chosen_by),
+                             "llm": select_run.record(), "mentions": mentions}  # fmt: skip
         orch["speakingContext"] = msgspec.to_builtins(sel.context)
         orch["speculation"] = {"started": speculated,
                                "hits": [a for a in speculated if a in decision.selected_agent_ids],
@@ -227,7 +226,8 @@ class TurnPipeline:
         run.meta_orchestration = {k: orch[k] for k in ("intent", "selection", "speakingContext")}
         await emit("turn.selection", {"turnId": info.turn_id, "selection": orch["selection"]})
         await self._confirm(ctx, run, emit, decision, speculated)
-        await self._write_decision(ctx, run, decision, sel, (intent_run, emotion_run, select_run), emotion_run.source)
+        await self._write_decision(ctx, run, decision, sel, chosen_by, (intent_run, emotion_run, select_run),
+                                   emotion_run.source)  # fmt: skip
 
         t = time.perf_counter()
         jobs = [j.task for j in run.jobs.values() if j.task is not None]
@@ -304,30 +304,28 @@ class TurnPipeline:
             await self._finish_reply(ctx, run, emit, dropped, preps, "actor", speculation=job.speculation)
             return
         material = "\n\n".join(p.stage_material for _, p in preps if p.stage_material) or None
-        request = actor_request(self.templates, agent, language=info.language, transcript=ctx.transcript,
-                                user_text=info.user_text, others=ctx.others(job.agent_id), stage_material=material,
-                                extra=CONTINUE_NOTE if info.continuation else "")  # fmt: skip
-        reply = await self._generate(ctx, agent, request, job.channel, run.saved_texts)
+        prompt = actor_prompt(self.templates, agent, language=info.language, recent=info.recent, names=ctx.names(),
+                              user_text=None if info.continuation else info.user_text, direct=ctx.direct,
+                              stage_material=material)  # fmt: skip
+        reply = await self._generate(ctx, agent, prompt, job.channel, run.saved_texts)
         await job.confirmed.wait()  # saved once the selection is known (and, if speculative, agrees)
         if not reply.dropped and _duplicates(reply.text, run.saved_texts):
             # Replies run concurrently: a near-copy of one saved meanwhile gets one more try.
-            again = await self._generate(ctx, agent, request, job.channel, run.saved_texts)
+            again = await self._generate(ctx, agent, prompt.retry(["duplicate"]), job.channel, run.saved_texts)
             again.regenerated_for = [*reply.regenerated_for, "duplicate: same as another reply this turn"]
             reply = again
         if not reply.dropped:
             await await_beside(preps)
         await self._finish_reply(ctx, run, emit, reply, preps, "actor", speculation=job.speculation)
 
-    async def _generate(self, ctx: TurnContext, agent: Any, request: Any, channel: DraftChannel,
+    async def _generate(self, ctx: TurnContext, agent: Any, prompt: ActorPrompt, channel: DraftChannel,
                         earlier: list[str]) -> Reply:  # fmt: skip
         try:
-            reply = await generate_checked(
-                self.model, request, agent, language=ctx.info.language, max_chars=self.settings.limits.max_message_chars,
-                other_names=ctx.others(agent.id), earlier_replies=earlier, channel=channel,
-            )  # fmt: skip
+            reply = await generate_checked(self.model, prompt, agent, max_chars=self.settings.limits.max_message_chars,
+                                           earlier_replies=earlier, channel=channel)  # fmt: skip
             if reply.dropped or not self.settings.quality_check:
                 return reply
-            return await self._judged(ctx, agent, request, reply, channel, earlier)
+            return await self._judged(ctx, agent, prompt, reply, channel, earlier)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a model failure drops this reply, recorded
@@ -337,7 +335,7 @@ class TurnPipeline:
                 await channel.current.discard(problems)
             return Reply(agent_id=agent.id, text="", dropped=True, problems=problems)
 
-    async def _judged(self, ctx: TurnContext, agent: Any, request: Any, reply: Reply, channel: DraftChannel,
+    async def _judged(self, ctx: TurnContext, agent: Any, prompt: ActorPrompt, reply: Reply, channel: DraftChannel,
                       earlier: list[str]) -> Reply:  # fmt: skip
         """The LLM quality check (``turns.qualityCheck``): a failed verdict regenerates once with
         its problems named, a second failure drops the reply. The judge being down passes."""
@@ -354,11 +352,9 @@ class TurnPipeline:
         problems = regeneration_note(first.value)
         if channel.current is not None:
             await channel.current.discard(problems)
-        again = await generate_checked(
-            self.model, regeneration_request(request, problems, info.language), agent, language=info.language,
-            max_chars=self.settings.limits.max_message_chars, other_names=ctx.others(agent.id),
-            earlier_replies=earlier, channel=channel,
-        )  # fmt: skip
+        again = await generate_checked(self.model, prompt.retry(problems), agent,
+                                       max_chars=self.settings.limits.max_message_chars, earlier_replies=earlier,
+                                       channel=channel)  # fmt: skip
         again.regenerated_for = [*reply.regenerated_for, *problems, *again.regenerated_for]
         again.attempts += reply.attempts
         again.usage = add_usage(reply.usage, again.usage)
@@ -405,14 +401,14 @@ class TurnPipeline:
                                            "message": message_json(message)})  # fmt: skip
 
     async def _write_decision(self, ctx: TurnContext, run: TurnRun, decision: SelectionDecision, sel: Selection,
-                              runs: tuple[StageRun, ...], emotion_source: str) -> None:  # fmt: skip
+                              chosen_by: SelectionOutcome, runs: tuple[StageRun, ...], emotion_source: str) -> None:  # fmt: skip
         """Decision rows and the understanding/selection metrics, right after the selection."""
         info = ctx.info
         metrics = [StageMetric.of(r.stage, r.ms, r.usage, None, r.source) for r in runs]
         rows = records.decision_rows(
             turn_id=info.turn_id, conversation_id=info.conversation_id, kind=info.conversation_kind, decision=decision,
             context=sel.context, emotion=info.emotion, emotion_source=emotion_source,
-            display_order={p.id: p.display_order for p in info.agents}, direct=ctx.direct,
+            display_order={p.id: p.display_order for p in info.agents}, direct=ctx.direct, outcome=chosen_by,
         )  # fmt: skip
         async with self.sessions() as session:
             await records.write_records(session, decisions=rows, quality=[],

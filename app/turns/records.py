@@ -12,7 +12,7 @@ from app.db.models import QualityEvent, SpeakerDecision, TurnStageMetric
 from app.turns.quality import problem_code
 from app.turns.replies import Reply
 from app.metrics import record_stage_row
-from scheduling import FEATURE_NAMES, GroupSpeakingContext, SelectionDecision, UserEmotion
+from scheduling import FEATURE_NAMES, GroupSpeakingContext, SelectionDecision, SelectionOutcome, UserEmotion
 
 
 def decision_rows(
@@ -26,10 +26,17 @@ def decision_rows(
     emotion_source: str,
     display_order: dict[str, int],
     direct: bool,
+    outcome: SelectionOutcome | None = None,
 ) -> list[dict[str, Any]]:
     """The scheduling library's decision is the single source of ``decided_by``/``llm_selected``;
-    a direct conversation has no selection, so every row says ``direct``."""
+    a direct conversation has no selection, so every row says ``direct``. ``outcome`` (the mode,
+    the path that decided, the scorer's margin, the model's agreement) is the same on every row of
+    the turn, like ``decided_by``."""
     turn_method = "direct" if direct else decision.decided_by
+    how = {
+        "selection_mode": outcome.mode if outcome else None, "selection_path": outcome.path if outcome else None,
+        "scorer_margin": outcome.scorer_margin if outcome else None, "llm_agreed": outcome.llm_agreed if outcome else None,
+    }  # fmt: skip
     rows = []
     for candidate in decision.candidates:
         agent_ctx = context.for_agent(candidate.agent_id)
@@ -44,7 +51,7 @@ def decision_rows(
             "llm_selected": None if direct else candidate.llm_selected,
             "primary_emotion": emotion.primary_emotion, "intensity": emotion.intensity,
             "needs_comfort": emotion.needs_comfort, "needs_advice": emotion.needs_advice,
-            "needs_deescalation": emotion.needs_deescalation, "emotion_source": emotion_source,
+            "needs_deescalation": emotion.needs_deescalation, "emotion_source": emotion_source, **how,
         })  # fmt: skip
     return rows
 

@@ -1,6 +1,7 @@
-"""Step 3 of a turn: who replies. The scheduling library decides; this step runs the LLM
-selector (when the library says it is needed); ``speculative_ids`` turns the fallback scorer's
-early pick into the actors the pipeline starts while the selector runs."""
+"""Step 3 of a turn: who replies. The scheduling library decides (including whether the model
+selector is asked at all: ``selection.mode``, ``plan_selection``); this step runs the selector when
+the plan says so; ``speculative_ids`` turns the fallback scorer's early pick into the actors the
+pipeline starts while the decision is still open."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import msgspec
 from app.turns.context import TurnContext
 from app.turns.stages import StageRun, model_configured, struct_stage
 from scheduling import (
-    GroupSpeakingContext, SelectionDecision, SpeakerSelection, UserEmotion, UserIntent, build_speaking_context,
-    decide_direct, decide_speakers, llm_selection_needed, selection_constraints, selection_model_request,
-    validate_selection,
+    GroupSpeakingContext, SelectionDecision, SelectionOutcome, SelectionPlan, SpeakerSelection, UserEmotion, UserIntent,
+    build_speaking_context, decide_direct, decide_speakers, llm_selection_needed, plan_selection, selection_constraints,
+    selection_model_request, selection_outcome, validate_selection,
 )  # fmt: skip
 from scheduling.selection.weights import ScoringWeights
 
@@ -23,7 +24,12 @@ class Selection(msgspec.Struct, kw_only=True):
 
     context: GroupSpeakingContext
     mentions: list[str]
-    selector_needed: bool
+    open: bool  # the mentions do not fill the turn (``llm_selection_needed``): someone is still to choose
+    plan: SelectionPlan  # the mode's call: ask the model or not, and the scorer's own pick and margin
+
+    @property
+    def selector_needed(self) -> bool:
+        return self.plan.ask_model
 
 
 def speculative_ids(pick: SelectionDecision, started: set[str], extra: int = 0) -> list[str]:
@@ -39,11 +45,13 @@ def prepare_selection(ctx: TurnContext, intent: UserIntent, emotion: UserEmotion
     info, cfg = ctx.info, ctx.config
     context = build_speaking_context(info.agents, ctx.stats, info.recent, emotion, window=window,
                                      current_user_seq=info.user_message_seq)  # fmt: skip
-    needed = not ctx.direct and llm_selection_needed(
+    needed = not ctx.direct and not info.continuation and llm_selection_needed(
         intent, emotion, mentions, reply_limit=cfg.reply_limit, candidate_count=len(info.agents),
         chattiness=cfg.chattiness,
     )  # fmt: skip
-    return Selection(context=context, mentions=mentions, selector_needed=needed)
+    scorer = decide(ctx, context, intent, emotion, mentions, weights, None)
+    plan = plan_selection(cfg.selection.mode, scorer, llm_needed=needed, hybrid_margin=cfg.selection.hybrid_margin)
+    return Selection(context=context, mentions=mentions, open=needed, plan=plan)
 
 
 def decide(ctx: TurnContext, context: GroupSpeakingContext, intent: UserIntent, emotion: UserEmotion,
@@ -72,6 +80,16 @@ async def run_selector(model: Any, ctx: TurnContext, sel: Selection, intent: Use
     )  # fmt: skip
 
 
+def outcome(ctx: TurnContext, sel: Selection, decision: SelectionDecision) -> SelectionOutcome:
+    return selection_outcome(sel.plan, decision, direct=ctx.direct, continuation=ctx.info.continuation)
+
+
 def selector_may_disagree(model: Any, sel: Selection) -> bool:
-    """Speculation only pays when a selector call will really run."""
-    return sel.selector_needed and model_configured(model, "select")
+    """Speculation only pays when the decision waits for a model: the selector when the plan asks
+    it, else (``scorer``, or ``hybrid`` with a clear margin) the understanding stages, whose
+    reading of the message may differ from the offline one the guess was made on."""
+    if not sel.open:
+        return False
+    if sel.selector_needed:
+        return model_configured(model, "select")
+    return model_configured(model, "intent") or model_configured(model, "emotion")

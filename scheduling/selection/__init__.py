@@ -5,6 +5,10 @@ from scheduling.selection.decide import (
     SelectionDecision, certain_speakers, decide_direct, decide_speakers, llm_selection_needed,
 )
 from scheduling.selection.features import FEATURE_NAMES, candidate_features, user_needs
+from scheduling.selection.mode import (
+    DEFAULT_HYBRID_MARGIN, DEFAULT_MODE, SELECTION_MODES, SELECTION_PATHS, SelectionMode, SelectionOutcome,
+    SelectionPath, SelectionPlan, model_needed, plan_selection, scorer_margin, selection_outcome,
+)
 from scheduling.selection.prompt import (
     SELECTION_PURPOSE, build_selection_request, format_speaking_context, selection_model_request,
 )
@@ -18,6 +22,8 @@ from scheduling.selection.validation import (
 from scheduling.selection.weights import DEFAULT_WEIGHTS, ScoringWeights, WeightsFileError, load_weights, weights_problems
 
 __all__ = [
+    "DEFAULT_HYBRID_MARGIN", "DEFAULT_MODE", "SELECTION_MODES", "SELECTION_PATHS", "SelectionMode", "SelectionOutcome",
+    "SelectionPath", "SelectionPlan", "model_needed", "plan_selection", "scorer_margin", "selection_outcome",
     "selection_constraints", "certain_speakers", "decide_direct",
     "CAPABILITIES", "DEFAULT_WEIGHTS", "FEATURE_NAMES", "SELECTION_PURPOSE", "CandidateScore", "Chattiness",
     "ScoringWeights", "SelectedBy", "SelectionDecision", "SelectionRejected", "SpeakerSelection", "WeightsFileError",

@@ -8,6 +8,10 @@ Five turns over three days, three agents, two group chats and one direct chat:
 - t4 (g2, Jan 11): B mentioned and selected; user happy
 - t5 (d1, Jan 12): direct chat with A; user sad, emotion from the fallback
 
+Selection mode / path / scorer margin / model agreed with the scorer (``PATHS``): t1 hybrid, llm,
+0.5, yes; t2 llm, fallback (the model failed), 1.5; t3 llm, llm, 0.2, no; t4 hybrid, mention; t5
+not recorded (a row from before those columns).
+
 Agents: A tags comfort 0.9 (close bond), B tags analysis 0.8 + playful 0.7 (trusted), C no tags
 (new connection).
 """
@@ -41,6 +45,9 @@ TURNS = {
     "t5": ("d1", 2, "direct", [("A", 1, True, None, 0)]),
 }
 
+PATHS = {"t1": ("hybrid", "llm", 0.5, True), "t2": ("llm", "fallback", 1.5, None), "t3": ("llm", "llm", 0.2, False),
+         "t4": ("hybrid", "mention", None, None), "t5": (None, None, None, None)}
+
 
 class DecisionFactory(SQLAlchemyFactory[SpeakerDecision]):
     __set_relationships__ = False
@@ -57,6 +64,7 @@ def at(turn: str, seconds: int = 0) -> datetime:
 def decision(turn: str, agent: str, rank: int, selected: bool, llm: bool | None, mentioned: int) -> SpeakerDecision:
     conv, _, decided, _ = TURNS[turn]
     primary, (comfort, advice, deesc), source = EMO[turn]
+    mode, path, margin, agreed = PATHS[turn]
     return DecisionFactory.build(
         id=None, turn_id=turn, conversation_id=conv, conversation_kind="direct" if conv == "d1" else "group",
         agent_id=agent, created_at=at(turn), display_order=ord(agent) - 65, selected=selected,
@@ -64,6 +72,7 @@ def decision(turn: str, agent: str, rank: int, selected: bool, llm: bool | None,
         weights_version="w1", relationship_score=STAGE[agent][1], relationship_stage=STAGE[agent][0],
         mentioned=float(mentioned), llm_selected=llm, primary_emotion=primary, intensity=0.5,
         needs_comfort=comfort, needs_advice=advice, needs_deescalation=deesc, emotion_source=source, synthetic=False,
+        selection_mode=mode, selection_path=path, scorer_margin=margin, llm_agreed=agreed,
     )
 
 

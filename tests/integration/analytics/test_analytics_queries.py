@@ -135,3 +135,21 @@ async def test_every_query_works_on_an_empty_database(engine: Any, name: str) ->
 
     async with session_factory(engine)() as session:
         assert await QUERIES[name].run(session, Filters()) == []
+
+
+async def test_selection_paths_give_agreement_and_reply_outcomes_per_mode_and_path(history: Any) -> None:
+    rows = await run(history, "selection-paths")
+    assert pick(rows, "mode", "path", "turns", "share", "mean_margin", "compared", "agreed", "agreement_rate") == [
+        ("hybrid", "llm", 1, 0.2, 0.5, 1, 1, 1.0), ("hybrid", "mention", 1, 0.2, None, 0, 0, None),
+        ("llm", "fallback", 1, 0.2, 1.5, 0, 0, None), ("llm", "llm", 1, 0.2, 0.2, 1, 0, 0.0),
+        ("unrecorded", "unrecorded", 1, 0.2, None, 0, 0, None)]
+    # t3's cross reply (kept, and another dropped) is not a routing outcome; t4's B was dropped once
+    assert pick(rows, "path", "speakers", "replies_kept", "replies_dropped", "kept_rate", "failed_turns") == [
+        ("llm", 1, 1, 0, 1.0, 0), ("mention", 1, 1, 1, 1.0, 0), ("fallback", 1, 1, 0, 1.0, 0),
+        ("llm", 1, 1, 0, 1.0, 0), ("unrecorded", 1, 1, 0, 1.0, 0)]
+
+
+async def test_selection_paths_keep_whole_turns_under_the_agent_filter(history: Any) -> None:
+    rows = await run(history, "selection-paths", agent="C")  # C is a candidate of t1..t3 only
+    assert pick(rows, "mode", "path", "turns", "speakers") == [
+        ("hybrid", "llm", 1, 1), ("llm", "fallback", 1, 1), ("llm", "llm", 1, 1)]

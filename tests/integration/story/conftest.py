@@ -67,7 +67,8 @@ async def story_api(settings, world: World) -> AsyncIterator[Api]:
 
 async def story_group(api: Api, world: World, *, story: dict[str, Any] | None = None, reply_limit: int = 1,
                       user: dict[str, str] = ALICE) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Three agents; the LLM selector picks the first (莉娅) unless a test changes ``world``."""
+    """Three agents; the LLM selector (``selection.mode`` llm: asked on every turn) picks the first
+    (莉娅) unless a test changes ``world``."""
     lia = await api.agent("莉娅", headline="城门守卫", description="莉娅负责城门登记，不得泄露内城秘密。",
                           storyBackground="你们站在城门口。",
                           capabilities={"comfort": 0.95, "analysis": 0.2, "deescalation": 0.6, "playful": 0.2})
@@ -75,7 +76,8 @@ async def story_group(api: Api, world: World, *, story: dict[str, Any] | None = 
                            capabilities={"comfort": 0.2, "analysis": 0.95, "deescalation": 0.5, "playful": 0.1})
     tiao = await api.agent("小跳", headline="活泼的开心果",
                            capabilities={"comfort": 0.3, "analysis": 0.1, "deescalation": 0.2, "playful": 0.95})
-    settings = {"replyLimit": reply_limit, "story": story if story is not None else STORY_ON}
+    settings = {"replyLimit": reply_limit, "story": story if story is not None else STORY_ON,
+                "selection": {"mode": "llm"}}
     conv = await api.group(lia["id"], heng["id"], tiao["id"], settings=settings, user=user)
     world.handlers["select"] = choose(lia["id"])
     return conv, [lia, heng, tiao]

@@ -9,7 +9,7 @@ from app.db.models import QualityEvent, SpeakerDecision, Turn, TurnStageMetric
 from app.errors import ModelTimeout, ModelRefused
 from tests.integration.conftest import ALICE, Api
 from tests.integration.turns.conftest import make_group, post_turn
-from tests.integration.turns.fakes import World, persona, select
+from tests.integration.turns.fakes import World, persona, select, speaker
 
 SEED_KEYS = {"source", "selectedBy", "pipelineVersion", "model", "wireApi", "replyKind", "respondToAgentId",
              "crossReplyReason", "crossReplyRound", "orchestration", "timings", "usage"}  # fmt: skip
@@ -21,7 +21,7 @@ async def _decisions(engine, turn_id: str) -> list[SpeakerDecision]:
 
 
 async def test_llm_selection_is_used_when_valid(turn_api: Api, world: World, engine) -> None:
-    conv, (gentle, planner, joker) = await make_group(turn_api)
+    conv, (gentle, planner, joker) = await make_group(turn_api, selection={"mode": "llm"})
     world.handlers["select"] = select(gentle["id"])
     resp = await post_turn(turn_api, conv["id"], "我今天好难过")
     assert resp.status_code == 201, resp.text
@@ -44,7 +44,7 @@ async def test_llm_selection_is_used_when_valid(turn_api: Api, world: World, eng
 
 
 async def test_invalid_llm_ids_fall_back_to_scorer(turn_api: Api, world: World, engine) -> None:
-    conv, (gentle, _, _) = await make_group(turn_api)
+    conv, (gentle, _, _) = await make_group(turn_api, selection={"mode": "llm"})
     world.handlers["select"] = select("not-a-member")
     body = (await post_turn(turn_api, conv["id"], "我今天好难过")).json()
     assert body["orchestration"]["selection"]["llm"]["source"] == "fallback"
@@ -56,7 +56,7 @@ async def test_invalid_llm_ids_fall_back_to_scorer(turn_api: Api, world: World, 
 
 
 async def test_timeout_and_refusal_fall_back_and_are_recorded(turn_api: Api, world: World) -> None:
-    conv, _ = await make_group(turn_api)
+    conv, _ = await make_group(turn_api, selection={"mode": "llm"})
     world.handlers["select"] = ModelTimeout("slow")
     world.handlers["emotion"] = ModelRefused("no")
     body = (await post_turn(turn_api, conv["id"], "我今天好难过")).json()
@@ -111,9 +111,9 @@ async def test_cross_reply_is_recorded_with_respond_to(turn_api: Api, world: Wor
 
 
 async def test_quality_failure_is_regenerated_then_dropped(turn_api: Api, world: World, engine) -> None:
-    conv, (gentle, planner, _) = await make_group(turn_api, replyLimit=2)
+    conv, (gentle, planner, _) = await make_group(turn_api, replyLimit=2, selection={"mode": "llm"})
     world.handlers["select"] = select(gentle["id"], planner["id"])
-    world.handlers["actor"] = lambda req: "I only speak English here." if "周衡" in persona(req) else "我在这里陪着你。"
+    world.handlers["actor"] = lambda req: "I only speak English here." if speaker(req) == "周衡" else "我在这里陪着你。"
     body = (await post_turn(turn_api, conv["id"], "大家怎么看？我好难过")).json()
     assert [m["agentId"] for m in body["agentMessages"]] == [gentle["id"]]
     quality = body["orchestration"]["quality"][planner["id"]]
