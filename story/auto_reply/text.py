@@ -6,9 +6,11 @@ same notions of "same option" and "CJK character" as the checks.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import unicodedata
+from collections.abc import Iterable
 
 # "1." "1)" "1、" "1:" "(1)" "-" "*" "•" "①" ... at the start, only when clearly a marker
 # ("1.5 hours" and "3:00" are kept: the marker must not be followed by a digit).
@@ -33,6 +35,46 @@ def comparison_key(text: str) -> str:
     """Case-, width- (NFKC), whitespace- and punctuation/symbol-insensitive form of ``text``."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     return "".join(ch for ch in folded if unicodedata.category(ch)[0] not in "PSZC")
+
+
+def similarity(a: str, b: str, *, ignore: Iterable[str] = ()) -> float:
+    """How much of two options is the same characters, 0..1: ``difflib``'s ratio (2·matched /
+    total length) of their comparison keys, so case, width, spacing and punctuation never count.
+    Words in ``ignore`` (the characters' names) are taken out of both first: addressing 守卫 or
+    "Guard Captain Aldric" in two options does not make them one option.
+
+    Character-level on purpose: it needs no tokenizer for Chinese, and the near-duplicates a small
+    model writes are the same sentence with a character or a word changed, added or dropped. Why
+    this and not a character-bigram Jaccard, and the threshold the check uses, are in
+    ``validate.NEAR_DUPLICATE_RATIO``.
+    """
+    drop = sorted({k for k in map(comparison_key, ignore) if k}, key=len, reverse=True)
+    ka, kb = comparison_key(a), comparison_key(b)
+    for word in drop:
+        ka, kb = ka.replace(word, ""), kb.replace(word, "")
+    if not ka or not kb:
+        return 1.0 if ka == kb else 0.0
+    return difflib.SequenceMatcher(None, ka, kb, autojunk=False).ratio()
+
+
+# One negation more or less turns "I want to try" into its refusal: two options, not one. Words
+# that only contain a negation character (特别 "especially", 不错 "not bad" = good, 未来 "future")
+# are removed before counting.
+_NEGATION_EN = re.compile(
+    r"\b(?:not|no|never|nothing|nobody|none|neither|nor|cannot"
+    r"|(?:do|does|did|is|are|was|were|ca|wo|could|would|should|have|has|had|must|need|might|ai)n'?t)\b",
+    re.IGNORECASE,
+)
+_NOT_NEGATION_ZH = re.compile(r"特别|别人|区别|分别|告别|离别|级别|类别|个别|性别|不过|不错|不少|不久|不断|未来")
+_NEGATION_ZH = re.compile(r"[不没別别未]")
+_NEGATION_JA = re.compile(r"ない|ません|なかった")
+
+
+def negations(text: str) -> int:
+    """How many negation words or characters ``text`` has (en, zh, ja; others count none)."""
+    folded = unicodedata.normalize("NFKC", text).replace("\u2019", "'")
+    zh = _NOT_NEGATION_ZH.sub("", folded)
+    return len(_NEGATION_EN.findall(folded)) + len(_NEGATION_ZH.findall(zh)) + len(_NEGATION_JA.findall(folded))
 
 
 def is_han(ch: str) -> bool:

@@ -14,11 +14,21 @@ from typing import Iterable
 
 import msgspec
 
-from .text import comparison_key, expected_script, script_problem, strip_marker
+from .text import comparison_key, expected_script, negations, script_problem, similarity, strip_marker
 from .voice import voice_problems
 
 # a copied stretch of the anchor shorter than this is coincidence, not a copy
 MIN_COPY_KEY_CHARS = 20
+
+NEAR_DUPLICATE_RATIO = 0.8
+"""Two options whose ``text.similarity`` is at least this are one option written twice.
+
+Measured on labelled pairs (``tests/unit/story/near_duplicate_cases.py``, zh and en): the same
+sentence with a character or a word changed scored 0.85-0.97, different intentions 0.00-0.71
+(我们一起去吃火锅吧 / 我们一起去爬山吧); 0.8 sits between. ``difflib``'s ratio rather than a
+character-bigram Jaccard: one changed character in a short Chinese line breaks two bigrams, which
+pushes real near-duplicates of eight characters down to the distinct range.
+"""
 
 
 class Checked(msgspec.Struct, frozen=True):
@@ -72,7 +82,35 @@ def check_options(
             problems.append(f"option {n}: duplicate of option {seen[key]} (same words ignoring case, width, spacing and punctuation)")
         else:
             seen[key] = n
+    problems += near_duplicate_problems(cleaned, names)
     return Checked(options=cleaned, problems=problems)
+
+
+NEAR_DUPLICATE = "near-duplicate of option"
+
+
+def near_duplicate_problems(options: list[str], names: Iterable[str] = ()) -> list[str]:
+    """``option 3: near-duplicate of option 1 (82% the same characters…)``, once per later option.
+
+    Exact duplicates (same comparison key) and options without words are named by their own rule
+    and skipped here. A pair that differs by a negation (我想去 / 我不想去, "I want to" / "I don't
+    want to") is two intentions, accept and decline, however few characters differ, and passes.
+    """
+    keys = [comparison_key(o) for o in options]
+    names = list(names)
+    out = []
+    for j in range(1, len(options)):
+        for i in range(j):
+            if not keys[i] or not keys[j] or keys[i] == keys[j]:
+                continue
+            ratio = similarity(options[i], options[j], ignore=names)
+            if ratio >= NEAR_DUPLICATE_RATIO and negations(options[i]) == negations(options[j]):
+                out.append(
+                    f"option {j + 1}: {NEAR_DUPLICATE} {i + 1} ({round(ratio * 100)}% the same characters; "
+                    "each option needs its own intention, not a changed word)"
+                )
+                break
+    return out
 
 
 def _speaker_prefixes(names: Iterable[str]) -> list[tuple[str, re.Pattern[str]]]:
