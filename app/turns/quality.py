@@ -38,12 +38,15 @@ USER_LABELS = ("user", "用户", "用戶", "ユーザー", "사용자")
 
 COPY_SHARE = 0.8
 """A reply copies a message when ``covered`` is at least this, either way round. On the labelled
-pairs, copies score 0.88–1.0 and replies that pick up some of the words (``室友又把你的东西弄坏了？``,
+pairs, copies score 0.86–1.0 and replies that pick up some of the words (``室友又把你的东西弄坏了？``,
 ``Promoted at work today?``) at most 0.67."""
 
 COPY_MIN_TOKENS = 5
 """Texts shorter than this (greetings: ``早上好``, ``hi``, ``我升职了``) are never called copies:
 answering a greeting in kind is not an echo."""
+
+REPLY_RUN = 2
+"""Shortest shared run counted on the reply's side of ``copies`` (two characters: one Chinese word)."""
 
 PROMPT_RUN = 6
 """A reply sharing this many tokens in a row with the prompt's scaffolding (six Chinese characters,
@@ -128,7 +131,9 @@ def copies(reply: str, other: str) -> float:
     counting only a side long enough to be more than a greeting."""
     share = covered(other, reply) if len(tokens(other)) >= COPY_MIN_TOKENS else 0.0
     if len(tokens(reply)) >= COPY_MIN_TOKENS:
-        share = max(share, covered(reply, other))
+        # The reply side counts runs of two: a reply stitched from the message's words with one or
+        # two of its own (哈哈，看到超好笑的视频，笑死我了！) says the message back all the same.
+        share = max(share, covered(reply, other, min_run=REPLY_RUN))
     return share
 
 

@@ -113,17 +113,33 @@ def build_messages(inp: SuggestionInput, config: AutoReplyConfig, template: str)
     if inp.latest_user_input.strip():
         parts.append(f"## The user's latest message\n{inp.latest_user_input.strip()}")
     parts.append(f"## {a.agent_name}'s reply, which the user now answers\n{a.content.strip()}")
-    parts.append(
-        f"## Task\nWrite exactly {config.suggestion_count} different options for the user's next "
-        f"message, in {language_label(inp.language)}, each at most {config.max_suggestion_chars} "
-        "characters. Each is what the user says or does, in the first person: never announce that the "
-        "user's action succeeded, never describe how a character reacts, never quote the character's lines. "
-        'Answer with JSON only: {"options": [...]}.'
-    )
+    parts.append(task(inp, config))
     return [
         ChatMessage("system", render_system_prompt(template, inp.language, a.agent_name)),
         ChatMessage("user", "\n\n".join(parts)),
     ]
+
+
+def task(inp: SuggestionInput, config: AutoReplyConfig) -> str:
+    """The task, last, in the conversation's language for Chinese (a small model follows an
+    instruction in the language it writes far more often). Directions are examples, not slots; a
+    small model's usual failure is three copies of the character's reply, so the task says not to."""
+    n, limit, name = config.suggestion_count, config.max_suggestion_chars, inp.anchor.agent_name
+    if primary_language(inp.language) == "zh":
+        return (
+            f"## 任务\n写{n}条用户接下来可能发给{name}的消息，每条不超过{limit}个字。每条都是用户自己说的话"
+            f"（第一人称），不是{name}的话：不要照抄或改写{name}的回复。{n}条的方向要各不相同，比如一条顺着话题"
+            "说下去，一条回应感受或问一个问题，一条换个方向（暂停、澄清或聊别的）。不要宣布用户的行动已经成功，"
+            '不要描写角色的反应。只用JSON回答：{"options": [...]}。'
+        )
+    return (
+        f"## Task\nWrite exactly {n} different options for the user's next message, in "
+        f"{language_label(inp.language)}, each at most {limit} characters. Each is what the user says or does, "
+        f"in the first person, never {name}'s words: do not copy or rephrase {name}'s reply. Each takes its own "
+        "direction, for example one carries the thread on, one answers the feeling or asks a question, one "
+        "pauses, clarifies or changes the subject. Never announce that the user's action succeeded, never "
+        'describe how a character reacts. Answer with JSON only: {"options": [...]}.'
+    )
 
 
 _REWRITE_IN = {

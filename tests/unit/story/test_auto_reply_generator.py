@@ -354,6 +354,6 @@ async def test_suggestion_count_and_length_limits_come_from_the_config():
     model = ScriptedModel([["我等等", "你说吧"], ["我等等", "继续说吧"]])
     result = await generate_suggestions(model, make_input(), config(suggestion_count=2, max_suggestion_chars=32))
     assert result.options == ["我等等", "你说吧"]
-    assert "exactly 2 different options" in model.prompt() and "at most 32 characters" in model.prompt()
+    assert "写2条" in model.prompt() and "不超过32个字" in model.prompt()  # a Chinese chat: the task in Chinese
     options = model.history[0].response_schema.schema["properties"]["options"]
     assert (options["minItems"], options["maxItems"], options["items"]["maxLength"]) == (2, 2, 32)
