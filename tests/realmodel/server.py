@@ -18,6 +18,7 @@ from tests.realmodel import provision
 # what the model was tuned for and more than any stage's prompt plus its token budget.
 SLOTS = 2
 CONTEXT_PER_SLOT = 4096
+MODELS = {"smollm2": provision.provision_model, "qwen": provision.provision_qwen}
 
 
 def _free_port() -> int:
@@ -27,10 +28,13 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def llama_server(startup_s: float = 60.0) -> Iterator[str]:
-    """Provision (first run builds, later runs reuse the cache), start, yield the ``/v1`` base URL."""
+def llama_server(startup_s: float = 60.0, *, model_name: str = "smollm2") -> Iterator[str]:
+    """Provision (first run builds, later runs reuse the cache), start, yield the ``/v1`` base URL.
+    ``model_name``: ``smollm2`` (SmolLM2-135M, English) or ``qwen`` (Qwen2.5-Coder-0.5B, zh and en)."""
     provision.cache_dir().mkdir(parents=True, exist_ok=True)
-    model = provision.provision_model()
+    if model_name not in MODELS:
+        raise ValueError(f"unknown model {model_name!r}; known: {', '.join(MODELS)}")
+    model = MODELS[model_name]()
     binary = provision.provision_server()
     port = _free_port()
     threads = str(max(1, min(4, os.cpu_count() or 2)))
