@@ -156,12 +156,24 @@ def repair_note(problems: list[str], config: AutoReplyConfig, language: str) -> 
     turn is the last thing the model reads, and a model that drifted into another language
     follows an instruction written in the target one far more often. ``problems`` (one entry per
     rejected answer so far) is not repeated: the host already sent the latest one, and older
-    ones would only describe answers the model no longer sees.
+    ones would only describe answers the model no longer sees. When the latest was options too
+    alike (or the character's reply copied), the note says in the chat's language to give each
+    option its own meaning.
     """
-    del problems  # the host names the problem; this note only restates the task
     restate = f" Write every option in {language_label(language)}."
     local = _REWRITE_IN.get(primary_language(language), "")
+    latest = problems[-1] if problems else ""
+    if any(mark in latest for mark in ("duplicate of option", "copies the character")):
+        # A small model's usual miss: the same sentence three times, or the character's reply
+        # copied. Said in the chat's language, since that is what the model writes next.
+        local += _DIFFERENT_IN.get(primary_language(language), _DIFFERENT_IN["en"])
     return (
         f"Answer again with JSON only: exactly {config.suggestion_count} distinct options, each at "
         f"most {config.max_suggestion_chars} characters, fixing every problem.{restate}" + (f" {local}" if local else "")
     )
+
+
+_DIFFERENT_IN = {
+    "zh": "每条换一个完全不同的意思，不要只改一两个字，也不要照抄角色说过的话。",
+    "en": "Give each option a different meaning of its own: not a word changed, and never the character's own words.",
+}

@@ -64,7 +64,8 @@ def _structured_stages_on_model_path(turn: dict[str, Any]) -> None:
 
 async def test_zh_group_turns_decode_every_structured_stage_on_the_model_path(real_api: Api):
     agents = await _agents(real_api, ("林溪", "周衡", "阿乐"))
-    conv = await real_api.group(*(a["id"] for a in agents), settings={"replyLimit": 1})
+    # mode llm: the selector is asked whatever the scorer's margin (this test is about its wire)
+    conv = await real_api.group(*(a["id"] for a in agents), settings={"replyLimit": 1, "selection": {"mode": "llm"}})
     turn = await _turn(real_api, conv["id"], "我今天有点难过，不知道该怎么办。")
     _structured_stages_on_model_path(turn)
     assert turn["orchestration"]["selection"]["decidedBy"] in ("llm", "mention")

@@ -179,6 +179,18 @@ async def test_the_repair_note_restates_other_languages_in_that_language():
     assert "Japanese (ja-JP)" in note and "すべての選択肢を日本語で書いてください。" in note
 
 
+async def test_options_too_alike_get_a_note_in_the_chat_language_to_give_each_its_own_meaning():
+    alike = ["我想先去城门看看。", "我想先去城门看一看。", "我想先去城门瞧瞧。"]
+    model = ScriptedModel([alike, GOOD_ZH])
+    result = await generate_suggestions(model, make_input(), config())
+    assert result.options == GOOD_ZH and len(result.attempts) == 2
+    note = model.history[1].messages[-1].content
+    assert "每条换一个完全不同的意思" in note
+    first_note = ScriptedModel([GOOD_ZH[:2], GOOD_ZH])  # a count problem gets no such line
+    await generate_suggestions(first_note, make_input(), config())
+    assert "每条换一个完全不同的意思" not in first_note.history[1].messages[-1].content
+
+
 async def test_repair_on_attempt_three_sends_only_the_latest_rejected_output():
     model = ScriptedModel([GOOD_ZH[:2], ["守卫：站住", *GOOD_ZH[1:]], GOOD_ZH])
     result = await generate_suggestions(model, make_input(), config())
