@@ -13,9 +13,11 @@ No quoted transcript and no scaffolding phrase ("The user just said:") a model c
 answer. ``ActorPrompt.checks`` carries what the reply checks compare against: the user's message,
 the window, the prompt's own fixed wording and the persona.
 
-A retry (``ActorPrompt.retry``) is the same request with one short correction added to the system
-message, in the conversation's language, naming what to do differently (never the rejected text
-or the problem's details, which a model would translate and say), at a warmer temperature.
+A retry (``ActorPrompt.retry``) is the same request (for a repeat of the window: only the line
+answered, since a small model copies its own earlier lines from the history) with one short
+correction added to the system message, in the conversation's language, naming what to do
+differently (never the rejected text or the problem's details, which a model would translate and
+say), at a warmer temperature.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from scheduling.profiles import GroupMessage
 from story.auto_reply.text import primary_language
 
 ACTOR_MAX_TOKENS = 400
+SHORT_RETRY = frozenset({"repeats_earlier"})  # problems whose retry leaves the history out
 RETRY_TEMPERATURE = 0.9
 
 
@@ -119,9 +122,16 @@ class ReplyChecks(msgspec.Struct, frozen=True, kw_only=True):
 class ActorPrompt(msgspec.Struct, frozen=True, kw_only=True):
     request: ModelRequest
     checks: ReplyChecks
+    answered: str | None = None  # the line answered, as the last user turn shows it (None: a Continue)
 
     def retry(self, problems: Sequence[str]) -> ActorPrompt:
-        return msgspec.structs.replace(self, request=retry_request(self.request, problems, self.checks.language))
+        request = self.request
+        if self.answered is not None and any(p.split(":", 1)[0].strip() in SHORT_RETRY for p in problems):
+            # A small model copies what its context holds: its own earlier lines most of all. The
+            # retry then sends only the line answered (the checks still see the whole window).
+            system = [m for m in request.messages[:1] if m.role == "system"]
+            request = msgspec.structs.replace(request, messages=[*system, ChatMessage(role="user", content=self.answered)])
+        return msgspec.structs.replace(self, request=retry_request(request, problems, self.checks.language))
 
 
 def persona_block(agent: Agent, language: str = "en") -> str:
@@ -190,7 +200,8 @@ def actor_prompt(
         scaffolding=(rules, scene, *(n for n in notes if n), words.retry_lead, *words.fixes.values(), words.continue_cue),
     )  # fmt: skip
     request = ModelRequest(messages=messages, purpose=purpose, max_tokens=ACTOR_MAX_TOKENS)
-    return ActorPrompt(request=request, checks=checks)
+    answered = line(lines[-1][0], lines[-1][1].strip()) if user_text is not None and lines else None
+    return ActorPrompt(request=request, checks=checks, answered=answered)
 
 
 def retry_request(request: ModelRequest, problems: Sequence[str], language: str) -> ModelRequest:
