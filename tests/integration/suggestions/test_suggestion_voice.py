@@ -21,4 +21,4 @@ async def test_options_that_narrate_the_character_or_announce_success_are_repair
     assert row.attempts == 2
     first = " ".join(row.problems[0])
     assert "another character reacts" in first and "succeeded" in first
-    assert "never describe how a character reacts" in script.prompt(-1)  # the rule is in the prompt too
+    assert "不要描写角色的反应" in script.prompt(-1)  # the rule is in the prompt too (a zh chat: in Chinese)
