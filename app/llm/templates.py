@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from importlib import resources
 
 from app.errors import SettingsError
+from story.auto_reply.text import is_chinese
 
 _VARIABLE = re.compile(r"\{\{\s*(?:getvar::)?([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
@@ -73,8 +74,7 @@ class PromptTemplates:
         """The template to render for ``language``: ``<name>_zh`` for Chinese when there is one,
         unless only ``<name>`` was overridden (an operator's own prompt wins in every language)."""
         local = f"{name}_zh"
-        chinese = language.strip().replace("_", "-").split("-", 1)[0].lower() in ("zh", "cmn", "yue", "wuu")
-        if not chinese or local not in self._texts or (name in self._overrides and local not in self._overrides):
+        if not is_chinese(language) or local not in self._texts or (name in self._overrides and local not in self._overrides):
             return name
         return local
 

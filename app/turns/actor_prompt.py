@@ -31,7 +31,7 @@ from app.llm.port import ChatMessage, ModelRequest
 from app.llm.templates import PromptTemplates
 from app.turns.language import language_instruction
 from scheduling.profiles import GroupMessage
-from story.auto_reply.text import primary_language
+from story.auto_reply.text import is_chinese
 
 ACTOR_MAX_TOKENS = 400
 SHORT_RETRY = frozenset({"repeats_earlier"})  # problems whose retry leaves the history out
@@ -104,7 +104,7 @@ EN = Words(
 
 
 def words_for(language: str) -> Words:
-    return ZH if primary_language(language) in ("zh", "cmn", "yue", "wuu") else EN
+    return ZH if is_chinese(language) else EN
 
 
 class ReplyChecks(msgspec.Struct, frozen=True, kw_only=True):

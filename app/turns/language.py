@@ -7,7 +7,7 @@ language (an English instruction to write Chinese is easy to answer in English).
 
 from __future__ import annotations
 
-from story.auto_reply.text import language_label, primary_language
+from story.auto_reply.text import is_chinese, language_label, primary_language
 
 _SIMPLIFIED_CHINESE = "请只用简体中文回复。"
 _TRADITIONAL_CHINESE = "請只用繁體中文回覆。"
@@ -31,7 +31,7 @@ def language_instruction(tag: str) -> str:
     """E.g. ``zh-CN`` → ``请只用简体中文回复。``, ``en`` → ``Reply in English only.``; a language without a
     written-out line gets the English form naming it (``Reply in Thai (th) only.``)."""
     primary = primary_language(tag)
-    if primary in ("zh", "cmn", "yue", "wuu"):
+    if is_chinese(tag):
         subtags = set(tag.strip().replace("_", "-").lower().split("-")[1:])
         if (primary == "yue" or subtags & _TRADITIONAL_MARKERS) and "hans" not in subtags:
             return _TRADITIONAL_CHINESE

@@ -214,7 +214,9 @@ class TurnPipeline:
         select_run = await run_selector(self.model, ctx, sel, intent)
         run.timings["select"] = select_run.ms
         run.add_usage(select_run.usage)
-        decision = decide(ctx, sel.context, intent, emotion, mentions, weights, select_run.value)
+        # Without a model choice the decision is the scorer's own, already made for the plan.
+        decision = sel.scorer if select_run.value is None else decide(ctx, sel.context, intent, emotion, mentions,
+                                                                       weights, select_run.value)  # fmt: skip
         run.decision = decision
         chosen_by = outcome(ctx, sel, decision)  # mode, path, scorer margin and pick, the model's agreement
         orch["selection"] = {**msgspec.to_builtins(decision), **msgspec.to_builtins(chosen_by),

@@ -26,6 +26,7 @@ class Selection(msgspec.Struct, kw_only=True):
     mentions: list[str]
     open: bool  # the mentions do not fill the turn (``llm_selection_needed``): someone is still to choose
     plan: SelectionPlan  # the mode's call: ask the model or not, and the scorer's own pick and margin
+    scorer: SelectionDecision  # the decision without a model choice (the turn's, when the model gives none)
 
     @property
     def selector_needed(self) -> bool:
@@ -51,7 +52,7 @@ def prepare_selection(ctx: TurnContext, intent: UserIntent, emotion: UserEmotion
     )  # fmt: skip
     scorer = decide(ctx, context, intent, emotion, mentions, weights, None)
     plan = plan_selection(cfg.selection.mode, scorer, llm_needed=needed, hybrid_margin=cfg.selection.hybrid_margin)
-    return Selection(context=context, mentions=mentions, open=needed, plan=plan)
+    return Selection(context=context, mentions=mentions, open=needed, plan=plan, scorer=scorer)
 
 
 def decide(ctx: TurnContext, context: GroupSpeakingContext, intent: UserIntent, emotion: UserEmotion,

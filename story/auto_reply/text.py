@@ -117,6 +117,13 @@ def primary_language(tag: str) -> str:
     return tag.strip().replace("_", "-").split("-", 1)[0].lower()
 
 
+CHINESE_LANGUAGES = frozenset({"zh", "cmn", "yue", "wuu"})
+
+
+def is_chinese(tag: str) -> bool:
+    return primary_language(tag) in CHINESE_LANGUAGES
+
+
 def expected_script(tag: str) -> str | None:
     """'han' | 'kana' | 'hangul' | 'latin', or None when the script is not checked."""
     parts = tag.strip().replace("_", "-").lower().split("-")

@@ -7,6 +7,8 @@ fields. The server and model are provisioned into a cache outside the clone (``p
 
 from __future__ import annotations
 
+import contextlib
+
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -44,19 +46,25 @@ def llama_base_url() -> Iterator[str]:
 ACTOR_MAX_TOKENS = 80
 
 
-@pytest.fixture
-async def real_api(db_url: str, tmp_path: Path, llama_base_url: str) -> AsyncIterator[Api]:
+@contextlib.asynccontextmanager
+async def _api(db_url: str, tmp_path: Path, base_url: str, model: str, actor_max_tokens: int) -> AsyncIterator[Api]:
+    """The app on ``db_url`` against ``base_url``, with the actor on its own prose budget."""
     config = tmp_path / "companion.toml"
     config.write_text(
-        f'[llm.models.prose]\nbaseUrl = "{llama_base_url}"\nmodel = "smollm2"\ntimeoutMs = {CALL_TIMEOUT_MS}\n'
-        f'maxTokens = {ACTOR_MAX_TOKENS}\n\n[llm.stages]\nactor = "prose"\n'
+        f'[llm.models.prose]\nbaseUrl = "{base_url}"\nmodel = "{model}"\ntimeoutMs = {CALL_TIMEOUT_MS}\n'
+        f'maxTokens = {actor_max_tokens}\n\n[llm.stages]\nactor = "prose"\n'
     )
-    settings = make_settings(db_url, tmp_path, COMPANION_LLM_BASE_URL=llama_base_url, COMPANION_LLM_MODEL="smollm2",
+    settings = make_settings(db_url, tmp_path, COMPANION_LLM_BASE_URL=base_url, COMPANION_LLM_MODEL=model,
                              COMPANION_LLM_TIMEOUT_MS=CALL_TIMEOUT_MS, COMPANION_TURN_TIMEOUT_S="600",
-                             COMPANION_CONFIG=str(config))
-    app = create_app(settings)
-    async with AsyncTestClient(app, timeout=900) as client:
+                             COMPANION_CONFIG=str(config))  # fmt: skip
+    async with AsyncTestClient(create_app(settings), timeout=900) as client:
         yield Api(client, settings)
+
+
+@pytest.fixture
+async def real_api(db_url: str, tmp_path: Path, llama_base_url: str) -> AsyncIterator[Api]:
+    async with _api(db_url, tmp_path, llama_base_url, "smollm2", ACTOR_MAX_TOKENS) as api:
+        yield api
 
 
 @pytest.fixture(scope="session")
@@ -71,14 +79,5 @@ QWEN_ACTOR_MAX_TOKENS = 120
 
 @pytest.fixture
 async def qwen_api(db_url: str, tmp_path: Path, qwen_base_url: str) -> AsyncIterator[Api]:
-    config = tmp_path / "companion.toml"
-    config.write_text(
-        f'[llm.models.prose]\nbaseUrl = "{qwen_base_url}"\nmodel = "qwen"\ntimeoutMs = {CALL_TIMEOUT_MS}\n'
-        f'maxTokens = {QWEN_ACTOR_MAX_TOKENS}\n\n[llm.stages]\nactor = "prose"\n'
-    )
-    settings = make_settings(db_url, tmp_path, COMPANION_LLM_BASE_URL=qwen_base_url, COMPANION_LLM_MODEL="qwen",
-                             COMPANION_LLM_TIMEOUT_MS=CALL_TIMEOUT_MS, COMPANION_TURN_TIMEOUT_S="600",
-                             COMPANION_CONFIG=str(config))
-    app = create_app(settings)
-    async with AsyncTestClient(app, timeout=900) as client:
-        yield Api(client, settings)
+    async with _api(db_url, tmp_path, qwen_base_url, "qwen", QWEN_ACTOR_MAX_TOKENS) as api:
+        yield api
