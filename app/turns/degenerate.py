@@ -8,7 +8,9 @@ without flagging ordinary chat, including very short replies such as ``好的！
 - **one character dominates** the letters and digits;
 - **a short unit repeats** (a character, a word, a phrase) over most of the text;
 - **a long run of very few distinct characters** anywhere in the text (a loop at the end of an
-  otherwise normal reply).
+  otherwise normal reply);
+- **one clause three times in a row** (``我感到开心，我感到开心，我感到开心。`` after a normal start,
+  too short a share of the text for the unit measure).
 
 Whitespace is ignored and case is folded, so ``Ha ha ha`` and ``hahaha`` look the same. Every
 measure except *no words* needs a minimum amount of text: short replies never loop long enough to
@@ -47,6 +49,13 @@ without spaces); longer units cannot repeat three times within a chat reply's to
 MIN_UNIT_REPEATS = 3
 """A unit must fit at least this many times into the text to count as looping."""
 
+CLAUSE_MIN_LETTERS = 4
+"""A clause (text between punctuation) needs this many letters and digits for its repeats to count:
+``好的，好的，好的`` and ``No, no, no`` are emphasis, a four-character clause said three times is not."""
+
+CLAUSE_REPEATS = 3
+"""Consecutive copies of one clause that make a loop."""
+
 RUN_WINDOW_CHARS = 32
 """Length of the window for the low-diversity check (non-space characters, punctuation included)."""
 
@@ -64,7 +73,8 @@ def degenerate_problem(text: str) -> str | None:
         return f"{NO_WORDS}: only punctuation, symbols or emoji"
     if len(chars) < MIN_REPETITION_CHARS:
         return None
-    for detail in (_dominant_char(words), _repeated_unit(chars, len(words)), _low_diversity_run(chars)):
+    for detail in (_dominant_char(words), _repeated_unit(chars, len(words)), _low_diversity_run(chars),
+                   _repeated_clause(chars)):  # fmt: skip
         if detail is not None:
             return f"{DEGENERATE_REPETITION}: {detail}"
     return None
@@ -106,4 +116,20 @@ def _low_diversity_run(chars: list[str]) -> str | None:
         window[gone] -= 1
         if not window[gone]:
             del window[gone]
+    return None
+
+
+def _repeated_clause(chars: list[str]) -> str | None:
+    clauses: list[str] = []
+    current: list[str] = []
+    for c in [*chars, "."]:
+        if c.isalnum():
+            current.append(c)
+        elif current:
+            clauses.append("".join(current))
+            current = []
+    for i in range(len(clauses) - CLAUSE_REPEATS + 1):
+        clause = clauses[i]
+        if len(clause) >= CLAUSE_MIN_LETTERS and all(c == clause for c in clauses[i + 1:i + CLAUSE_REPEATS]):
+            return f"the clause '{clause[:20]}' {CLAUSE_REPEATS} times in a row"
     return None

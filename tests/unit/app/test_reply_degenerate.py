@@ -86,6 +86,8 @@ def test_punctuation_only_is_no_words(text: str) -> None:
         "Ha ha ha " * 20,
         "我在这里陪着你。今天发生了什么让你这么难过？" * 3,
         "Sure, let's do that. " * 5,
+        "我今天的心情是愉快的，我感到开心，我感到开心，我感到开心。",  # saved by Qwen 0.5B for a sad user
+        "That sounds fun. I am so happy, I am so happy, I am so happy!",
     ],
 )
 def test_loops_are_degenerate_repetition(text: str) -> None:
@@ -99,6 +101,8 @@ def test_a_sentence_said_twice_is_left_to_the_other_checks() -> None:
 
 def test_short_emphasis_is_not_a_loop() -> None:
     assert degenerate_problem("好" * (MIN_REPETITION_CHARS - 1)) is None
+    assert degenerate_problem("好的，好的，好的，我马上就去帮你问问看。") is None  # a 2-letter clause: emphasis
+    assert degenerate_problem("真的吗？真的吗？你终于升职了，太为你高兴了！") is None  # twice is not a loop
 
 
 @pytest.mark.parametrize(("language", "text"), [("zh-CN", "哈" * 300), ("zh-CN", "；" * 300), ("en", "a" * 300),
