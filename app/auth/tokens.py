@@ -15,6 +15,10 @@ import msgspec
 from app.errors import Forbidden, Unauthorized
 
 ALGORITHM = "HS256"
+# Header members this server understands. Anything else (``kid``, ``jku``, ``x5u``, ``jwk``,
+# ``x5c``, ``crit``, …) would ask the verifier to look a key up somewhere: refused, not ignored.
+_HEADER_KEYS = frozenset({"alg", "typ"})
+_NUMERIC_DATES = ("exp", "iat", "nbf")
 _TTL = re.compile(r"^(\d+)([smhd])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -46,16 +50,39 @@ def issue_token(secret: str, user_id: str, *, admin: bool = False, ttl_s: int = 
     return jwt.encode(claims, secret, algorithm=ALGORITHM)
 
 
+def _invalid(reason: str) -> Unauthorized:
+    return Unauthorized(f"invalid token: {reason}", code="invalid_token")
+
+
+def _is_numeric_date(value: object) -> bool:
+    """RFC 7519 NumericDate: a JSON number (PyJWT alone would also take the string "1796233500")."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def verify_token(secret: str, token: str) -> Principal:
     try:
-        claims = jwt.decode(token, secret, algorithms=[ALGORITHM], options={"require": ["sub", "exp"]})
-    except jwt.ExpiredSignatureError:
-        raise Unauthorized("token has expired", code="token_expired") from None
+        header = jwt.get_unverified_header(token)
+        unknown = sorted(set(header) - _HEADER_KEYS)
+        if unknown:
+            raise _invalid(f"header member {unknown[0]!r} is not accepted")
+        if header.get("alg") != ALGORITHM:
+            raise _invalid(f"algorithm {header.get('alg')!r} is not accepted (only {ALGORITHM})")
+        # The signature is checked here; the dates below, once their types are known to be right.
+        claims = jwt.decode(token, secret, algorithms=[ALGORITHM], options={
+            "require": ["sub", "exp"], "verify_exp": False, "verify_nbf": False, "verify_iat": False})  # fmt: skip
     except jwt.InvalidTokenError as exc:
-        raise Unauthorized(f"invalid token: {exc}", code="invalid_token") from None
+        raise _invalid(str(exc)) from None
+    for name in _NUMERIC_DATES:
+        if name in claims and not _is_numeric_date(claims[name]):
+            raise _invalid(f"'{name}' must be a NumericDate (a JSON number)")
+    now = time.time()
+    if claims["exp"] <= now:
+        raise Unauthorized("token has expired", code="token_expired")
+    if claims.get("nbf", 0) > now:
+        raise _invalid("the token is not yet valid ('nbf' is in the future)")
     sub = claims.get("sub")
     if not isinstance(sub, str) or not sub or len(sub) > 128 or "\x00" in sub:
-        raise Unauthorized("invalid token: bad 'sub' claim", code="invalid_token")
+        raise _invalid("bad 'sub' claim")
     scope = claims.get("scope", "")
     scopes = scope.split() if isinstance(scope, str) else []
     return Principal(user_id=sub, is_admin="admin" in scopes)

@@ -95,6 +95,12 @@ async def latest_id(sessions: async_sessionmaker[AsyncSession], conversation_id:
         return int(found or 0)
 
 
+async def latest_issued_id(sessions: async_sessionmaker[AsyncSession]) -> int:
+    """The newest event id of any conversation (ids are one sequence): no client holds a larger one."""
+    async with sessions() as session:
+        return int(await session.scalar(select(func.max(ConversationEvent.id))) or 0)
+
+
 async def has_event(sessions: async_sessionmaker[AsyncSession], conversation_id: str, turn_id: str,
                     names: tuple[str, ...], up_to_id: int) -> bool:  # fmt: skip
     async with sessions() as session:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.integration.conftest import ALICE, BOB, Api
 from tests.integration.events.sse import parse
 from tests.integration.turns.conftest import make_group, post_turn
@@ -94,7 +96,18 @@ async def test_only_the_owner_can_follow_a_conversation(turn_api: Api) -> None:
     assert (await turn_api.client.get(url)).status_code == 401
 
 
-async def test_a_malformed_last_event_id_is_rejected(turn_api: Api) -> None:
+@pytest.mark.parametrize("raw", ["abc", "+3", "1_000", " 3", "3 ", "-1", "03", "\u0663", "9223372036854775807", "1e3"])
+async def test_a_last_event_id_the_server_never_sent_is_a_400(turn_api: Api, raw: str) -> None:
     conv, _ = await make_group(turn_api)
-    resp = await turn_api.client.get(f"/v1/conversations/{conv['id']}/events", headers={**ALICE, "Last-Event-ID": "abc"})
-    assert resp.status_code == 422 and resp.json()["code"] == "invalid_last_event_id"
+    resp = await turn_api.client.get(f"/v1/conversations/{conv['id']}/events",
+                                     headers={**ALICE, "Last-Event-ID": raw.encode("utf-8")})  # fmt: skip
+    assert resp.status_code == 400, (raw, resp.text)
+    assert resp.json()["code"] == "invalid_last_event_id"
+
+
+async def test_an_after_past_the_newest_event_is_a_400_and_zero_replays_from_the_start(turn_api: Api) -> None:
+    conv, _ = await make_group(turn_api)
+    url = f"/v1/conversations/{conv['id']}/events"
+    resp = await turn_api.client.get(url, params={"after": 10**12}, headers=ALICE)
+    assert resp.status_code == 400 and resp.json()["code"] == "invalid_last_event_id"
+    assert resp.json()["details"]["latestEventId"] >= 0
