@@ -38,6 +38,26 @@ STRUCTURED_OUTPUT_MODES = ("json_schema", "json_object", "prompt", "none")
 StructuredOutput = Literal["json_schema", "json_object", "prompt", "none"]
 
 
+class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
+    """Retries of one model call after a transient error (``app.llm.retry``): at most
+    ``max_attempts`` tries in all, waiting a full-jitter exponential backoff (``base_delay_ms``
+    doubling per retry, at most ``max_delay_ms``) or the server's ``Retry-After``, whichever is
+    longer, and never past the call's deadline. ``max_attempts = 1`` turns retries off."""
+
+    max_attempts: int = 4
+    base_delay_ms: int = 250
+    max_delay_ms: int = 4_000
+
+
+class CircuitPolicy(msgspec.Struct, frozen=True, kw_only=True):
+    """The circuit breaker of one model config (``app.llm.circuit``): ``failures`` calls in a row
+    that failed on transient errors open it for ``cooldown_ms`` (doubling while the probe keeps
+    failing, up to ``app.llm.circuit.MAX_COOLDOWN_FACTOR`` times that); ``failures = 0`` turns it off."""
+
+    failures: int = 5
+    cooldown_ms: int = 10_000
+
+
 class ModelConfig(msgspec.Struct, frozen=True, kw_only=True):
     id: str
     base_url: str
@@ -48,6 +68,8 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True):
     temperature: float | None = None
     max_tokens: int | None = None
     stream: bool = True  # replies stream token by token; false for servers that cannot stream
+    retry: RetryPolicy = msgspec.field(default_factory=RetryPolicy)
+    circuit: CircuitPolicy = msgspec.field(default_factory=CircuitPolicy)
 
 
 class LLMSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -121,6 +143,61 @@ def _temperature(v: Any) -> float:
     return f
 
 
+class _SubkeyProblem(ValueError):
+    """A problem with one key of a sub-table (``retry.maxAttempts``): the setting names that key."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(problem)
+        self.key = key
+
+
+def _ranged(lo: int, hi: int, unit: str = "") -> Any:
+    def check(v: Any) -> int:
+        v = _int(v)
+        if not lo <= v <= hi:
+            raise ValueError(f"must be between {lo} and {hi}{unit}, got {v}")
+        return v
+
+    return check
+
+
+_RETRY_KEYS: dict[str, tuple[str, Any]] = {
+    "maxAttempts": ("max_attempts", _ranged(1, 10)),
+    "baseDelayMs": ("base_delay_ms", _ranged(0, 60_000, " milliseconds")),
+    "maxDelayMs": ("max_delay_ms", _ranged(0, 300_000, " milliseconds")),
+}
+_CIRCUIT_KEYS: dict[str, tuple[str, Any]] = {
+    "failures": ("failures", _ranged(0, 1000)),
+    "cooldownMs": ("cooldown_ms", _ranged(100, 3_600_000, " milliseconds")),
+}
+
+
+def _sub_table(keys: dict[str, tuple[str, Any]], v: Any) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        raise ValueError(f"must be a table with keys {', '.join(keys)}")
+    fields: dict[str, Any] = {}
+    for key, value in v.items():
+        if key not in keys:
+            raise _SubkeyProblem(key, f"unknown key; expected one of {', '.join(keys)}")
+        name, check = keys[key]
+        try:
+            fields[name] = check(value)
+        except ValueError as exc:
+            raise _SubkeyProblem(key, str(exc)) from None
+    return fields
+
+
+def _retry(v: Any) -> RetryPolicy:
+    policy = RetryPolicy(**_sub_table(_RETRY_KEYS, v))
+    if policy.max_delay_ms < policy.base_delay_ms:
+        raise _SubkeyProblem("maxDelayMs", f"must be at least baseDelayMs ({policy.base_delay_ms})")
+    return policy
+
+
+def _circuit(v: Any) -> CircuitPolicy:
+    return CircuitPolicy(**_sub_table(_CIRCUIT_KEYS, v))
+
+
 _MODEL_KEYS: dict[str, tuple[str, Any]] = {
     "baseUrl": ("base_url", _url),
     "model": ("model", _str),
@@ -130,6 +207,8 @@ _MODEL_KEYS: dict[str, tuple[str, Any]] = {
     "temperature": ("temperature", _temperature),
     "maxTokens": ("max_tokens", _max_tokens),
     "stream": ("stream", _bool),
+    "retry": ("retry", _retry),
+    "circuit": ("circuit", _circuit),
 }
 
 # Shortcut env var → TOML key of the `default` model config.
@@ -162,6 +241,8 @@ def _model_config(model_id: str, raw: dict[str, Any], sources: dict[str, str], e
         name, check = _MODEL_KEYS[key]
         try:
             fields[name] = check(value)
+        except _SubkeyProblem as exc:
+            raise SettingsError(f"{setting}.{exc.key}", str(exc)) from None
         except ValueError as exc:
             raise SettingsError(setting, str(exc)) from None
     if "model" not in fields:

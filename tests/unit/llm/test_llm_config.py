@@ -94,3 +94,38 @@ def test_a_stream_value_that_is_not_a_boolean_names_the_setting():
     with pytest.raises(SettingsError) as info:
         load_llm_settings({}, {"llm": {"models": {"fast": {"model": "x", "stream": "maybe"}}}})
     assert info.value.setting == "llm.models.fast.stream"
+
+
+def test_retries_and_the_circuit_breaker_have_defaults_per_model_config():
+    from app.llm.config import CircuitPolicy, RetryPolicy
+
+    default = load_llm_settings(SHORTCUT, {}).models["default"]
+    assert default.retry == RetryPolicy(max_attempts=4, base_delay_ms=250, max_delay_ms=4000)
+    assert default.circuit == CircuitPolicy(failures=5, cooldown_ms=10_000)
+
+
+def test_retry_and_circuit_tables_set_them_per_model_config():
+    toml = {"llm": {"models": {"fast": {"model": "x", "retry": {"maxAttempts": 2, "baseDelayMs": 100, "maxDelayMs": 800},
+                                        "circuit": {"failures": 3, "cooldownMs": 2000}},
+                               "once": {"model": "y", "retry": {"maxAttempts": 1}, "circuit": {"failures": 0}}}}}
+    models = load_llm_settings({}, toml).models
+    fast, once = models["fast"], models["once"]
+    assert (fast.retry.max_attempts, fast.retry.base_delay_ms, fast.retry.max_delay_ms) == (2, 100, 800)
+    assert (fast.circuit.failures, fast.circuit.cooldown_ms) == (3, 2000)
+    assert once.retry.max_attempts == 1 and once.retry.base_delay_ms == 250 and once.circuit.failures == 0
+
+
+@pytest.mark.parametrize(("table", "setting", "words"), [
+    ({"retry": {"maxAttempts": 0}}, "llm.models.fast.retry.maxAttempts", "between 1 and 10"),
+    ({"retry": {"maxAttempts": "often"}}, "llm.models.fast.retry.maxAttempts", "integer"),
+    ({"retry": {"baseDelayMs": -1}}, "llm.models.fast.retry.baseDelayMs", "between 0 and 60000"),
+    ({"retry": {"baseDelayMs": 500, "maxDelayMs": 100}}, "llm.models.fast.retry.maxDelayMs", "at least baseDelayMs"),
+    ({"retry": {"attempts": 3}}, "llm.models.fast.retry.attempts", "maxAttempts, baseDelayMs, maxDelayMs"),
+    ({"retry": 3}, "llm.models.fast.retry", "must be a table"),
+    ({"circuit": {"failures": -1}}, "llm.models.fast.circuit.failures", "between 0 and 1000"),
+    ({"circuit": {"cooldownMs": 5}}, "llm.models.fast.circuit.cooldownMs", "between 100 and 3600000"),
+])
+def test_invalid_retry_and_circuit_settings_name_the_key(table, setting, words):
+    with pytest.raises(SettingsError) as info:
+        load_llm_settings({}, {"llm": {"models": {"fast": {"model": "x", **table}}}})
+    assert info.value.setting == setting and words in info.value.problem
