@@ -34,6 +34,7 @@ from app.suggestions import feature as suggestions_feature
 from app.turns.pipeline import TurnPipeline
 from app.turns.weights import WeightsStore
 from app.turns.continue_controller import ContinueController
+from app.turns import reaper as turn_reaper
 from app.turns.controller import RegenerateController, TurnController
 from app import web
 from app.settings import Settings
@@ -129,7 +130,7 @@ def create_app(settings: Settings, *, model: Any = None, engine: AsyncEngine | N
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         before_request=guard_request,
         middleware=[http_metrics_middleware],
-        lifespan=[lifespan, events_feature.lifespan],
+        lifespan=[lifespan, events_feature.lifespan, turn_reaper.lifespan],
         state=State({"settings": settings}),
         request_max_body_size=settings.limits.max_body_bytes,
         openapi_config=OpenAPIConfig(title="Companion group-chat backend", version="0.1.0", path="/schema"),

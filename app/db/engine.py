@@ -65,4 +65,8 @@ def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions whose writes are fenced while a turn runs (``app.db.fence``)."""
+    from app.db import fence
+
+    fence.install()
     return async_sessionmaker(engine, expire_on_commit=False)

@@ -13,11 +13,12 @@ from litestar.response import ServerSentEvent
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.tokens import Principal
+from app.db import fence
 from app.events import TurnEventSink
 from app.errors import ModelNotConfigured
 from app.messages.service import check_content
 from app.messages.service import to_out as message_out
-from app.turns import repository
+from app.turns import reaper, repository
 from app.turns.schemas import TurnCreate
 from app.turns.stages import model_configured
 from app.turns.view import turn_view
@@ -55,6 +56,7 @@ async def start_or_replay(state: State, principal: Principal, conversation_id: s
         state.sessions, principal.user_id, conversation_id, content, idempotency_key,
         stale_after_s=state.settings.turn_timeout_s * 2, in_transaction=state.turn_pipeline.user_message_stored,
     )  # fmt: skip
+    await reaper.announce(state.event_hub, started.abandoned)  # the dead turn this one took over
     if not started.replay:
         return started
     if started.turn.status == "running":
@@ -78,15 +80,16 @@ async def respond(request: Request, state: State, started: repository.StartedTur
 async def _run_logged(pipeline: Any, started: Any, sink: TurnEventSink, emit: Any, **options: Any) -> dict[str, Any]:
     """The turn, then its plugins' late parts (suggestions) after the lock is released: they
     never delay ``turn.completed``; the JSON response waits for them (bounded by the plugin)."""
-    try:
-        with running_turn(), log_context(turnId=started.turn.id, conversationId=started.turn.conversation_id):
-            async with repository.lease_heartbeat(pipeline.sessions, started.turn.id):  # the turn's lease stays ours
-                outcome = await pipeline.run(started, emit, **options)
-        if outcome.after is None:
-            return outcome.result
-        return {**outcome.result, **await asyncio.shield(outcome.after)}
-    finally:
-        await sink.close()
+    with fence.fenced(started.turn.id):  # every write of the turn needs its lease, its last events too
+        try:
+            with running_turn(), log_context(turnId=started.turn.id, conversationId=started.turn.conversation_id):
+                async with repository.lease_heartbeat(pipeline.sessions, started.turn.id):  # the lease stays ours
+                    outcome = await pipeline.run(started, emit, **options)
+            if outcome.after is None:
+                return outcome.result
+            return {**outcome.result, **await asyncio.shield(outcome.after)}
+        finally:
+            await sink.close()
 
 
 async def _stream(pipeline: Any, started: Any, sink: TurnEventSink, **options: Any) -> AsyncIterator[dict[str, Any]]:

@@ -22,6 +22,8 @@ from typing import Any
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.db.fence import LeaseLost
+from app.db.outage import as_unavailable
 from app.llm.port import Usage
 from app.llm.templates import PromptTemplates
 from app.llm.usage import add_usage
@@ -147,12 +149,15 @@ class TurnPipeline:
             status, error = "completed", None
         except TimeoutError:
             status, error = "failed", {"code": "turn_timeout", "message": f"turn exceeded {self.settings.turn_timeout_s}s"}
+        except LeaseLost as exc:  # another process holds the turn now: this one records nothing more
+            log.warning("turn %s stopped: %s", turn.id, exc)
+            status, error = "failed", error_record(exc)
         except AllRepliesDropped as exc:  # an outcome of the quality checks, not a crash
             log.warning("turn %s failed: %s", turn.id, exc)
             status, error = "failed", exc.record()
         except Exception as exc:  # noqa: BLE001 - recorded on the turn; replies already saved stay
             log.exception("turn %s failed", turn.id)
-            status, error = "failed", error_record(exc)
+            status, error = "failed", error_record(as_unavailable(exc) or exc)
         finally:
             await _cancel_jobs(run)
         run.timings["total"] = run.since_start()
@@ -161,10 +166,22 @@ class TurnPipeline:
             turn_id=turn.id, status=status, conversation_id=conv.id, user_message=user_message,
             agent_messages=[message_json(m) for m in run.messages], orchestration=orch, error=error,
         ).to_json()  # fmt: skip
-        await repository.finish_turn(
-            self.sessions, turn.id, status=status, result=result, error=error, intent=orch.get("intent"),
-            emotion=orch.get("emotion"), timings=run.timings, usage=usage_dict(run.usage),
-        )  # fmt: skip
+        try:
+            await repository.finish_turn(
+                self.sessions, turn.id, status=status, result=result, error=error, intent=orch.get("intent"),
+                emotion=orch.get("emotion"), timings=run.timings, usage=usage_dict(run.usage),
+            )  # fmt: skip
+        except LeaseLost as exc:  # taken over while finishing: the turn row says turn_abandoned
+            status, error = "failed", error_record(exc)
+            result = {**result, "status": status, "error": error}
+        except Exception as exc:
+            if (unavailable := as_unavailable(exc)) is None:
+                raise
+            # The database went away: the stream still hears how the turn ended; the row is ended
+            # by the dead-turn rule (its lease expires) once the database is back.
+            log.warning("turn %s: could not record its end: %s", turn.id, exc)
+            status, error = "failed", error_record(unavailable)
+            result = {**result, "status": status, "error": error}
         await emit("turn.completed" if status == "completed" else "turn.failed", result)
         after = None
         if status == "completed" and ctx is not None and self.plugins:

@@ -3,11 +3,15 @@
 * one running turn per conversation: ``turns.running_lock`` is unique and holds the conversation
   id while a turn runs, so a second server process gets the same 409 as this one;
 * that lock is a **lease**: ``lease_expires_at`` is pushed ``LEASE_S`` ahead every
-  ``HEARTBEAT_S`` by the process running the turn (``lease_heartbeat``). A lease that was not
-  renewed (about three missed beats: the process died) is stale, and the next turn in the
-  conversation marks the old one ``failed`` (``turn_abandoned``) and takes over. So after a crash
-  a conversation accepts turns again within ``LEASE_S`` seconds, whatever the turn timeout, and
+  ``HEARTBEAT_S`` by the process running the turn (``lease_heartbeat``), and by each of the
+  turn's writes (``app.db.fence``). A lease that was not renewed (three missed beats: the process
+  died or stopped) is expired: any replica's reaper (``app.turns.reaper``, every
+  ``REAP_EVERY_S``) marks the turn ``failed`` (``turn_abandoned``) and announces ``turn.failed``,
+  and the next turn in the conversation does the same if it gets there first. So after a crash a
+  conversation accepts turns again within ``LEASE_S`` seconds, whatever the turn timeout, and
   the 409's ``Retry-After`` is the lease's real remaining time;
+* every write of a turn is **fenced** (``app.db.fence``): once its lease is lost, a process that
+  wakes up writes nothing more, and its turn stops at its next write;
 * idempotency: ``(conversation_id, idempotency_key)`` is unique; the same key with the same
   content is the same turn, with other content a 422 ``idempotency_key_reused``;
 * the user message and the turn row are written in one transaction.
@@ -23,19 +27,24 @@ from collections.abc import AsyncIterator
 from datetime import UTC, timedelta
 from typing import Any
 
+import msgspec
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.conversations.service import get_owned
+from app.db import fence
 from app.db.models import Conversation, Message, Turn, new_id, utcnow
 from app.errors import Conflict, ValidationFailed
 from app.messages.store import InTransaction, insert_message
 from app.metrics import record_turn
 
 log = logging.getLogger("app.turns")
-HEARTBEAT_S = 3.0
-LEASE_S = 10.0  # a little over three beats
+HEARTBEAT_S = 1.0
+LEASE_S = 4.0  # three missed beats and a margin: a new turn is accepted within ~4 s of a crash
+REAP_EVERY_S = 1.0
+ABANDONED = {"code": fence.ABANDONED_CODE, "message": "the process running this turn stopped renewing its lease"}
+fence.set_lease_seconds(LEASE_S)
 
 
 class TurnInProgress(Conflict):
@@ -78,11 +87,23 @@ async def _in_progress(session: AsyncSession, conversation_id: str) -> TurnInPro
 
 
 class StartedTurn:
-    def __init__(self, turn: Turn, user_message: Message | None, conversation: Conversation, replay: bool) -> None:
+    def __init__(self, turn: Turn, user_message: Message | None, conversation: Conversation, replay: bool,
+                 abandoned: list[Abandoned] | None = None) -> None:  # fmt: skip
         self.turn = turn
         self.user_message = user_message
         self.conversation = conversation
         self.replay = replay
+        self.abandoned = abandoned or []  # the dead turns this start took over (to announce)
+
+
+class Abandoned(msgspec.Struct, frozen=True):
+    turn_id: str
+    conversation_id: str
+
+    def event(self) -> dict[str, Any]:
+        """The ``turn.failed`` followers get for it (the shape of a turn result)."""
+        return {"turnId": self.turn_id, "status": "failed", "conversationId": self.conversation_id,
+                "userMessage": None, "agentMessages": [], "error": ABANDONED}  # fmt: skip
 
 
 async def _by_key(session: AsyncSession, conversation_id: str, key: str) -> Turn | None:
@@ -91,30 +112,45 @@ async def _by_key(session: AsyncSession, conversation_id: str, key: str) -> Turn
     )
 
 
-async def _release_stale(session: AsyncSession, conversation_id: str, stale_after_s: float) -> None:
-    """A running turn whose lease was not renewed belongs to a process that stopped.
+async def abandon_expired(session: AsyncSession, *, conversation_id: str | None = None,
+                          stale_after_s: float = 3600.0) -> list[Abandoned]:  # fmt: skip
+    """End the running turns whose lease expired (their process stopped): ``failed``,
+    ``turn_abandoned``, lock released. Commits. One conversation's, or every conversation's.
 
-    (A row without a lease predates migration 0008: stale once older than ``stale_after_s``.)"""
+    A read first, so the reaper's idle check takes no write lock on SQLite; the update then
+    re-checks the lease, so a turn renewed in between is left alone. (A row without a lease
+    predates migration 0008: stale once older than ``stale_after_s``.)"""
+    t = Turn.__table__.c
     now = utcnow()
-    stale = or_(
-        Turn.lease_expires_at < now,
-        and_(Turn.lease_expires_at.is_(None), Turn.created_at < now - timedelta(seconds=stale_after_s)),
-    )
-    await session.execute(
-        update(Turn)
-        .where(Turn.running_lock == conversation_id, stale)
-        .values(status="failed", running_lock=None, lease_expires_at=None, completed_at=now,
-                error={"code": "turn_abandoned", "message": "the process running this turn stopped"})
+    stale = or_(t.lease_expires_at < now,
+                and_(t.lease_expires_at.is_(None), t.created_at < now - timedelta(seconds=stale_after_s)))  # fmt: skip
+    where = [t.running_lock == conversation_id] if conversation_id is not None else [t.running_lock.is_not(None)]
+    if (await session.execute(select(t.id).where(*where, stale).limit(1))).first() is None:
+        await session.commit()
+        return []
+    rows = await session.execute(
+        update(Turn.__table__).where(*where, stale)
+        .values(status="failed", running_lock=None, lease_expires_at=None, completed_at=now, error=ABANDONED)
+        .returning(t.id, t.conversation_id)
     )  # fmt: skip
+    found = [Abandoned(turn_id=i, conversation_id=c) for i, c in rows]
     await session.commit()
+    for _ in found:
+        record_turn("failed", ABANDONED)
+    return found
 
 
-async def _replay(session: AsyncSession, found: Turn, content: str | None, conv: Conversation) -> StartedTurn:
+async def _release_stale(session: AsyncSession, conversation_id: str, stale_after_s: float) -> list[Abandoned]:
+    return await abandon_expired(session, conversation_id=conversation_id, stale_after_s=stale_after_s)
+
+
+async def _replay(session: AsyncSession, found: Turn, content: str | None, conv: Conversation,
+                  abandoned: list[Abandoned]) -> StartedTurn:  # fmt: skip
     message = await session.get(Message, found.user_message_id) if found.user_message_id else None
     # ``content`` None is a Continue (no user message): a key of a message turn is not one, and back.
     if (message is not None and message.content != content) or (found.user_message_id is None) != (content is None):
         raise IdempotencyKeyReused(found.idempotency_key or "", found.id)
-    return StartedTurn(found, message, conv, replay=True)
+    return StartedTurn(found, message, conv, replay=True, abandoned=abandoned)
 
 
 async def renew_lease(sessions: async_sessionmaker[AsyncSession], turn_id: str) -> bool:
@@ -140,7 +176,11 @@ async def lease_heartbeat(
             await asyncio.sleep(every_s)
             try:
                 if not await renew_lease(sessions, turn_id):
+                    log.warning("turn %s: its lease is gone (taken over or ended); its writes are refused", turn_id)
                     return
+            except fence.LeaseLost:
+                log.warning("turn %s: lease lost to another process; its writes are refused", turn_id)
+                return
             except Exception:  # noqa: BLE001 - a missed beat is retried; three in a row let the lease lapse
                 log.warning("turn %s: lease renewal failed", turn_id, exc_info=True)
 
@@ -169,10 +209,11 @@ async def start_turn(
     async with sessions() as session:
         conv = await get_owned(session, owner_id, conversation_id)
         await session.commit()  # end the read: the turn row is the first write of its transaction
+        abandoned: list[Abandoned] = []
         if idempotency_key:  # a crashed turn's key replays as the failed turn it is
-            await _release_stale(session, conversation_id, stale_after_s)
+            abandoned = await _release_stale(session, conversation_id, stale_after_s)
             if found := await _by_key(session, conversation_id, idempotency_key):
-                return await _replay(session, found, content, conv)
+                return await _replay(session, found, content, conv, abandoned)
         for attempt in (1, 2):
             message_id = new_id() if content is not None else None
             turn = Turn(
@@ -190,14 +231,14 @@ async def start_turn(
                     if in_transaction is not None:
                         await in_transaction(session, conversation_id)
                 await session.commit()
-                return StartedTurn(turn, message, conv, replay=False)
+                return StartedTurn(turn, message, conv, replay=False, abandoned=abandoned)
             except IntegrityError:
                 await session.rollback()
                 await session.refresh(conv)
                 if idempotency_key and (found := await _by_key(session, conversation_id, idempotency_key)):
-                    return await _replay(session, found, content, conv)
+                    return await _replay(session, found, content, conv, abandoned)
                 if attempt == 1:  # the lock is held: a crashed turn's stale lease is released, then once more
-                    await _release_stale(session, conversation_id, stale_after_s)
+                    abandoned += await _release_stale(session, conversation_id, stale_after_s)
                     continue
                 raise await _in_progress(session, conversation_id) from None
         raise AssertionError("unreachable")
@@ -215,15 +256,20 @@ async def finish_turn(
     timings: dict[str, Any],
     usage: dict[str, Any],
 ) -> None:
+    """The turn's last fenced write: raises ``fence.LeaseLost`` if another process took it over."""
     t = Turn.__table__.c  # a Core statement: once a turn, the ORM's update path cost more than the SQL
     async with sessions() as session:
-        await session.execute(
+        done = await session.execute(
             update(Turn.__table__)
-            .where(t.id == turn_id)
+            .where(t.id == turn_id, t.running_lock.is_not(None))
             .values(status=status, running_lock=None, lease_expires_at=None, result=result, error=error, intent=intent,
                     emotion=emotion, timings=timings, usage=usage, completed_at=utcnow())
         )  # fmt: skip
+        if not done.rowcount:
+            raise fence.LeaseLost(turn_id)
         await session.commit()
+    if (current := fence.current()) is not None and current.turn_id == turn_id:
+        current.end()  # the turn is over and ours: its last events and late parts need no lease
     record_turn(status, error)
 
 
