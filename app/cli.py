@@ -53,12 +53,25 @@ def serve(host: str | None, port: int | None) -> None:
         asyncio.run(check())
     except UnmigratedDatabase as exc:
         raise click.ClickException(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - one line naming the setting, not a traceback
+        raise click.ClickException(_database_problem(settings.database_url, exc)) from None
     if not settings.llm.models:
         click.echo("no LLM configured: stages with an offline fallback use it; the others answer 503 model_not_configured")
     # Open SSE streams (``GET …/events`` follows live) would hold a graceful shutdown forever:
     # after 5 s they are closed; a client reconnects with Last-Event-ID and misses nothing.
     uvicorn.run(create_app(settings), host=host or settings.host, port=port or settings.port, log_level="info",
                 log_config=None, timeout_graceful_shutdown=5)  # uvicorn's lines go through our handler and format
+
+
+def _database_problem(url: str, exc: BaseException) -> str:
+    from sqlalchemy.engine import make_url
+
+    from app.db.outage import outage_reason
+
+    shown = make_url(url).render_as_string(hide_password=True)
+    reason = outage_reason(exc) or type(exc).__name__
+    detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+    return f"cannot use the database at {shown} (COMPANION_DATABASE_URL): {reason.replace('_', ' ')}: {detail}"
 
 
 @main.command()
@@ -68,7 +81,10 @@ def migrate(revision: str) -> None:
     from app.db.migrate import upgrade_sync
 
     settings = _settings()
-    upgrade_sync(settings.database_url, revision)
+    try:
+        upgrade_sync(settings.database_url, revision)
+    except Exception as exc:  # noqa: BLE001 - one line naming the setting, not a traceback
+        raise click.ClickException(_database_problem(settings.database_url, exc)) from None
     click.echo(f"database upgraded to {revision}")
 
 

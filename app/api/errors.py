@@ -8,6 +8,7 @@ from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
 from app.api.schemas import ErrorBody
+from app.db.outage import as_unavailable
 from app.errors import AppError
 
 log = logging.getLogger("app.errors")
@@ -74,7 +75,10 @@ def http_error_handler(_: Request, exc: HTTPException) -> Response[ErrorBody]:
     return _respond(status, ErrorBody(code=code, message=detail), exc.headers)
 
 
-def internal_error_handler(_: Request, exc: Exception) -> Response[ErrorBody]:
+def internal_error_handler(request: Request, exc: Exception) -> Response[ErrorBody]:
+    if (unavailable := as_unavailable(exc)) is not None:  # not a bug: the database is away or cannot write
+        log.warning("database unavailable (%s): %s", unavailable.details["reason"], exc)
+        return app_error_handler(request, unavailable)
     log.exception("unhandled error", exc_info=exc)
     return _respond(500, ErrorBody(code="internal_error", message="internal server error"))
 

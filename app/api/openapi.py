@@ -36,7 +36,8 @@ _DESCRIPTIONS = {
     "415": "The request body is not JSON",
     "422": "A field or parameter is invalid or out of its documented range",
     "502": "The model failed or answered unusably",
-    "503": "The model is not configured or unavailable (retryable says whether to retry)",
+    "503": "The model is not configured or unavailable (retryable says whether to retry), or the database is"
+           " unreachable, read-only or full (database_unavailable, retryable, with Retry-After)",
 }
 _BODY_METHODS = {"post", "put", "patch", "delete"}
 _MODEL_PATH_ENDS = ("/turns", "/regenerate", "/suggestions")
@@ -52,7 +53,7 @@ def _error_response(status: str) -> dict[str, Any]:
         "description": _DESCRIPTIONS[status],
         "content": {"application/json": {"schema": _ref()}},
     }
-    if status == "409":
+    if status in ("409", "503"):
         response["headers"] = {
             "Retry-After": {"description": "seconds until a retry can succeed", "schema": {"type": "integer"}}
         }
@@ -66,8 +67,8 @@ def _statuses(path: str, method: str) -> list[str]:
     if method in _BODY_METHODS:
         out += ["409", "413", "415"]
     if method == "post" and path.endswith(_MODEL_PATH_ENDS):
-        out += ["502", "503"]
-    return out
+        out += ["502"]
+    return [*out, "503"]  # any endpoint: the database may be away
 
 
 _SUFFIX_MEDIA = {".csv": "text/csv", ".html": "text/html"}
