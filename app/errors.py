@@ -119,10 +119,30 @@ class ModelUnavailable(UpstreamError):
     status_code = 503
     code = "model_unavailable"
     retryable = True
+    retry_after_s: float | None = None  # the server's Retry-After, when it sent one
 
 
 class ModelTimeout(ModelUnavailable):
     code = "model_timeout"
+
+
+class ModelCircuitOpen(ModelUnavailable):
+    """A model config's circuit breaker is open: the call failed fast, without reaching the server."""
+
+    def __init__(self, model_config: str, *, retry_after_s: float, open_until: str, failures: int,
+                 probing: bool = False) -> None:  # fmt: skip
+        why = ("a probe call is testing it" if probing
+               else f"until {open_until} ({retry_after_s:.1f}s) after {failures} calls in a row failed")  # fmt: skip
+        super().__init__(
+            f"model {model_config} is unavailable: its circuit breaker is open, {why}; "
+            "calls fail fast without reaching the server",
+            details={"modelConfig": model_config, "circuit": "half_open" if probing else "open",
+                     "openUntil": open_until, "retryAfterS": round(retry_after_s, 3)},
+        )  # fmt: skip
+        self.model_config = model_config
+        self.retry_after_s = retry_after_s
+        self.open_until = open_until
+        self.failures = failures
 
 
 class ModelContextOverflow(UpstreamError):

@@ -50,6 +50,23 @@ MODEL_STRUCT_FAILURES = Counter(
     "companion_model_struct_failures", "Structured outputs still invalid after every repair.", ["stage"],
     registry=REGISTRY,
 )  # fmt: skip
+MODEL_RETRIES = Counter(
+    "companion_model_call_retries", "Model call attempts retried after a transient error, by reason "
+    "(429, 408, 5xx, timeout, connection, stream_cut, stream_error, empty_stream).",
+    ["model_config", "reason"], registry=REGISTRY,
+)  # fmt: skip
+MODEL_RETRY_WAIT = Counter(
+    "companion_model_call_retry_wait_seconds", "Seconds spent waiting before model call retries.",
+    ["model_config"], registry=REGISTRY,
+)  # fmt: skip
+MODEL_CIRCUIT_OPEN = Gauge(
+    "companion_model_circuit_open", "1 while a model config's circuit breaker is open or half-open, else 0.",
+    ["model_config"], registry=REGISTRY,
+)  # fmt: skip
+MODEL_CIRCUIT_REJECTIONS = Counter(
+    "companion_model_circuit_rejections", "Model calls failed fast by an open circuit breaker (no network call).",
+    ["model_config"], registry=REGISTRY,
+)  # fmt: skip
 STAGE_FALLBACKS = Counter(
     "companion_stage_outcomes", "Turn stage outcomes (ok | fallback | error | skipped) per stage.",
     ["stage", "outcome"], registry=REGISTRY,
@@ -82,6 +99,22 @@ def _safe(fn: Any) -> Any:
 def record_model_call(stage: str, model_config: str, seconds: float, outcome: str = "ok") -> None:
     MODEL_CALLS.labels(stage or "unknown", model_config or "unknown", outcome).inc()
     MODEL_CALL_SECONDS.labels(stage or "unknown", model_config or "unknown").observe(max(0.0, seconds))
+
+
+@_safe
+def record_model_retry(model_config: str, reason: str, wait_s: float) -> None:
+    MODEL_RETRIES.labels(model_config or "unknown", reason or "unknown").inc()
+    MODEL_RETRY_WAIT.labels(model_config or "unknown").inc(max(0.0, wait_s))
+
+
+@_safe
+def record_circuit_open(model_config: str, is_open: bool) -> None:
+    MODEL_CIRCUIT_OPEN.labels(model_config or "unknown").set(1 if is_open else 0)
+
+
+@_safe
+def record_circuit_rejection(model_config: str) -> None:
+    MODEL_CIRCUIT_REJECTIONS.labels(model_config or "unknown").inc()
 
 
 @_safe

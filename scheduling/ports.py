@@ -45,6 +45,7 @@ class ModelResult(msgspec.Struct, frozen=True):
     model: str
     finish_reason: str | None = None
     first_token_ms: float | None = None
+    retries: int = 0  # attempts the host repeated after a transient error
 
 
 class UsageLike(Protocol):

@@ -4,7 +4,9 @@ This module is the only ``openai`` code in the app. It resolves a request to a m
 (explicit ``model_config_id``, else the stage map keyed by the purpose's first segment), shapes
 the structured-output request for what that provider supports, and turns every ``openai``
 failure into the app's error tree so callers can choose a fallback by error type. Retries are
-ours (``max_retries=0``): the client must never retry behind our budget's back.
+ours (``max_retries=0``): the client must never retry behind our budget's back. Transient
+errors are retried within the call's deadline, behind a circuit breaker per model config
+(``app.llm.retry``, ``app.llm.circuit``).
 """
 
 from __future__ import annotations
@@ -12,19 +14,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
+import msgspec
 import openai
 
 from app.errors import ModelContextOverflow, ModelNotConfigured, ModelRefused, ModelTimeout, ModelUnavailable, UpstreamError
+from app.llm.circuit import CircuitState
 from app.llm.config import LLMSettings, ModelConfig
 from app.llm.port import ModelResult, OnDelta, Usage
+from app.llm.retry import Retrier, RetryableAnswer, parse_retry_after
 from app.llm.structured import Structured, schema_instruction
-from app.llm.usage import estimate_usage
-from app.metrics import observed_model_call
+from app.llm.usage import add_usage, estimate_usage
+from app.metrics import observed_model_call, record_circuit_open
 
 ClientFactory = Callable[[ModelConfig, str], Any]
 _CONTEXT_OVERFLOW = re.compile(r"context (size|length|window)|maximum context|context_length_exceeded|too many tokens")
@@ -59,8 +65,16 @@ class ModelGateway(Structured):
         *,
         env: Mapping[str, str] | None = None,
         client_factory: ClientFactory | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        rng: random.Random | None = None,
     ) -> None:
+        """``clock``, ``sleep`` and ``rng`` drive the retries' waits and the circuit breakers
+        (``app.llm.retry``); tests pass fakes so they are deterministic and instant."""
         self._settings = settings
+        self._retrier = Retrier(clock=clock, sleep=sleep, rng=rng)
+        for config_id in settings.models:
+            record_circuit_open(config_id, False)  # every configured model shows in the gauge
         self._env = os.environ if env is None else env
         self._factory = client_factory or default_client_factory
         self._clients: dict[str, Any] = {}
@@ -96,25 +110,36 @@ class ModelGateway(Structured):
                 await close()
         self._clients.clear()
 
+    def circuit_states(self) -> dict[str, CircuitState]:
+        """Every configured model config id → its circuit breaker's state (``/readyz`` shows them)."""
+        return {config_id: self._retrier.state(config_id) for config_id in sorted(self._settings.models)}
+
     @observed_model_call
     async def complete(self, request: Any) -> ModelResult:
         config = self.config_for(request)
         messages, kwargs, timeout_s = _request_kwargs(config, request)
         client = self._client(config)
-        # Overall deadline: the HTTP timeout is per read, a trickling server could exceed it.
-        # CancelledError is not caught anywhere here, so cancelling the caller aborts the call.
-        with _mapped_errors(config, timeout_s):
-            async with asyncio.timeout(timeout_s):
-                response = await client.chat.completions.create(**kwargs)
-        return _result(config, messages, response)
+
+        async def attempt(seconds: float, number: int) -> ModelResult:
+            # Overall deadline: the HTTP timeout is per read, a trickling server could exceed it.
+            # CancelledError is not caught anywhere here, so cancelling the caller aborts the call.
+            with _mapped_errors(config, timeout_s):
+                async with asyncio.timeout(seconds):
+                    response = await client.chat.completions.create(**_with_timeout(kwargs, seconds, number))
+            return _result(config, messages, response)
+
+        result, retries = await self._retrier.run(config, timeout_s, attempt)
+        return msgspec.structs.replace(result, retries=retries) if retries else result
 
     @observed_model_call
     async def stream(self, request: Any, on_delta: OnDelta) -> ModelResult:
         """``complete``, with the text handed to ``on_delta`` piece by piece as the server sends it.
 
-        Same request, deadline and error tree as ``complete``; a failure after some deltas raises
-        the same named errors (the deltas already sent are then a discarded draft). A model config
-        with ``stream = false`` makes one plain call and sends its text as one delta.
+        Same request, deadline, retries and error tree as ``complete``, except that a stream is
+        retried only while no delta has been sent: a failure after some deltas raises the named
+        error (the deltas already sent are then a discarded draft). An empty stream is retried
+        too, and returned as is when no retry is left. A model config with ``stream = false``
+        makes one plain call and sends its text as one delta.
         """
         config = self.config_for(request)
         if not config.stream:
@@ -127,11 +152,15 @@ class ModelGateway(Structured):
         kwargs["stream_options"] = {"include_usage": True}
         client = self._client(config)
         started = time.perf_counter()
-        collected = _Collected()
-        try:
+        sent = False
+        spent = Usage()  # tokens of empty answers that were asked again
+
+        async def attempt(seconds: float, number: int) -> ModelResult:
+            nonlocal sent, spent
+            collected = _Collected()
             with _mapped_errors(config, timeout_s):
-                async with asyncio.timeout(timeout_s):
-                    chunks = await client.chat.completions.create(**kwargs)
+                async with asyncio.timeout(seconds):
+                    chunks = await client.chat.completions.create(**_with_timeout(kwargs, seconds, number))
                     try:
                         async for chunk in chunks:
                             piece = collected.add(chunk)
@@ -139,6 +168,7 @@ class ModelGateway(Structured):
                                 continue
                             if collected.first_token_ms is None:
                                 collected.first_token_ms = round((time.perf_counter() - started) * 1000, 3)
+                            sent = True
                             try:
                                 await on_delta(piece)
                             except Exception as exc:  # the consumer's error, not the model's
@@ -147,9 +177,20 @@ class ModelGateway(Structured):
                         close = getattr(chunks, "close", None)
                         if close is not None:
                             await close()
+            result = collected.result(config, messages)
+            if not result.text and result.finish_reason == "stop":
+                spent = add_usage(spent, result.usage)
+                raise RetryableAnswer(result, "empty_stream")
+            return result
+
+        try:
+            result, retries = await self._retrier.run(config, timeout_s, attempt, kind="stream", can_retry=lambda: not sent)
         except _DeltaFailed as failed:
             raise failed.error from None
-        return collected.result(config, messages)
+        if not retries:
+            return result
+        usage = add_usage(spent, result.usage) if result.text else spent
+        return msgspec.structs.replace(result, retries=retries, usage=usage)
 
 
 class _DeltaFailed(Exception):
@@ -198,7 +239,8 @@ class _Collected:
             raise ModelRefused(f"model {config.id} output was blocked by a content filter", details=_d(config))
         if self.finish_reason is None:
             raise ModelUnavailable(
-                f"model {config.id}: the stream ended before the model finished", details=_d(config, streamed=True)
+                f"model {config.id}: the stream ended before the model finished",
+                details=_d(config, streamed=True, transient="stream_cut"),
             )
         text = "".join(self.parts)
         return ModelResult(
@@ -259,6 +301,11 @@ def _mapped_errors(config: ModelConfig, timeout_s: float) -> Iterator[None]:
         raise UpstreamError(f"model {config.id} failed: {exc}", details=_d(config)) from None
 
 
+def _with_timeout(kwargs: dict[str, Any], seconds: float, number: int) -> dict[str, Any]:
+    """A retry's HTTP timeout is what is left of the call's deadline."""
+    return kwargs if number == 1 else {**kwargs, "timeout": max(0.001, seconds)}
+
+
 def _stream_error(config: ModelConfig, exc: openai.APIError) -> Exception:
     details = _d(config, streamed=True)
     text = f"{getattr(exc, 'code', '') or ''} {exc.message}".lower()
@@ -270,7 +317,7 @@ def _stream_error(config: ModelConfig, exc: openai.APIError) -> Exception:
             f"Lower llm.models.{config.id}.maxTokens or use a model with a larger context.",
             details=details,
         )
-    return ModelUnavailable(f"model {config.id} failed mid-stream: {exc.message}", details=details)
+    return ModelUnavailable(f"model {config.id} failed mid-stream: {exc.message}", details={**details, "transient": "stream_error"})
 
 
 def _first(*values: Any) -> Any:
@@ -303,10 +350,14 @@ def _status_error(config: ModelConfig, exc: openai.APIStatusError) -> Exception:
     status = exc.status_code
     details = _d(config, status=status)
     text = f"{getattr(exc, 'code', '') or ''} {exc.message}".lower()
-    if status == 408:
-        return ModelTimeout(f"model {config.id} timed out (HTTP 408)", details=details)
-    if status == 429 or status >= 500:
-        return ModelUnavailable(f"model {config.id} is unavailable (HTTP {status}): {exc.message}", details=details)
+    if status == 408 or status == 429 or status >= 500:
+        retry_after = parse_retry_after(getattr(getattr(exc, "response", None), "headers", None))
+        if retry_after is not None:
+            details["retryAfterS"] = round(retry_after, 3)
+        err = (ModelTimeout(f"model {config.id} timed out (HTTP 408)", details=details) if status == 408
+               else ModelUnavailable(f"model {config.id} is unavailable (HTTP {status}): {exc.message}", details=details))  # fmt: skip
+        err.retry_after_s = retry_after
+        return err
     if any(hint in text for hint in _REFUSAL_HINTS):
         return ModelRefused(f"model {config.id} refused the request: {exc.message}", details=details)
     if status in (401, 403, 404):

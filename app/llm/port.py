@@ -45,6 +45,7 @@ class ModelResult(msgspec.Struct, frozen=True):
     model: str
     finish_reason: str | None = None
     first_token_ms: float | None = None  # request start → first non-empty delta; None when not streamed
+    retries: int = 0  # attempts repeated after a transient error (app.llm.retry)
 
 
 OnDelta = Callable[[str], Awaitable[None]]

@@ -52,7 +52,11 @@ class FakeOpenAI:
         return await answer if asyncio.iscoroutine(answer) else answer
 
 
-def gateway(answer, mode="json_schema", toml=None):
+async def no_wait(seconds: float) -> None:
+    """The retries' sleep in these tests: transient errors are retried at once."""
+
+
+def gateway(answer, mode="json_schema", toml=None, **options):
     env = {"COMPANION_LLM_BASE_URL": "http://127.0.0.1:1/v1", "COMPANION_LLM_MODEL": "m1",
            "COMPANION_LLM_STRUCTURED_OUTPUT": mode, "COMPANION_LLM_API_KEY": "k"}
     fake = FakeOpenAI(answer)
@@ -62,7 +66,8 @@ def gateway(answer, mode="json_schema", toml=None):
         made.append((config.id, key))
         return fake
 
-    gw = ModelGateway(load_llm_settings(env, toml or {}), env=env, client_factory=factory)
+    options.setdefault("sleep", no_wait)
+    gw = ModelGateway(load_llm_settings(env, toml or {}), env=env, client_factory=factory, **options)
     return gw, fake, made
 
 
