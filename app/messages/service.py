@@ -86,35 +86,59 @@ async def post_user_message(
     return to_out(message)
 
 
-async def _owned_message(session: AsyncSession, owner_id: str, conversation_id: str, message_id: str) -> Message:
-    await get_owned(session, owner_id, conversation_id)
-    message = await session.get(Message, message_id)
-    if message is None or message.conversation_id != conversation_id or message.deleted_at is not None:
-        raise NotFound(f"message {message_id} not found", code="message_not_found")
-    return message
+_messages = Message.__table__
+_conversations = Conversation.__table__
+
+
+def _message_not_found(message_id: str) -> NotFound:
+    return NotFound(f"message {message_id} not found", code="message_not_found")
+
+
+def _live(conversation_id: str, message_id: str) -> tuple[Any, ...]:
+    """The WHERE of a write to a visible message of this conversation."""
+    c = _messages.c
+    return c.id == message_id, c.conversation_id == conversation_id, c.deleted_at.is_(None)
 
 
 async def edit_message(
     session: AsyncSession, owner_id: str, conversation_id: str, message_id: str, content: str, limits: Limits
 ) -> MessageOut:
+    """One conditional ``UPDATE``: a message deleted meanwhile (by a request racing this one) is
+    not edited, and the edit answers 404 like any edit of a deleted message."""
     check_content(content, limits)
-    message = await _owned_message(session, owner_id, conversation_id, message_id)
-    message.content = content
-    message.content_hash = content_hash(content)
-    message.edited_at = utcnow()
+    await get_owned(session, owner_id, conversation_id)
+    await session.commit()  # end the read: the update opens the write transaction
+    now = utcnow()
+    row = (await session.execute(
+        update(_messages).where(*_live(conversation_id, message_id))
+        .values(content=content, content_hash=content_hash(content), edited_at=now)
+        .returning(*_messages.c)
+    )).mappings().first()  # fmt: skip
+    if row is None:
+        await session.rollback()
+        raise _message_not_found(message_id)
     await session.commit()
-    return to_out(message)
+    return to_out(Message(**{**row, "edited_at": now}))
 
 
 async def delete_message(session: AsyncSession, owner_id: str, conversation_id: str, message_id: str) -> None:
     """Soft delete: the row stays (decision history refers to it) but it leaves the visible history
-    and the conversation's ``message_count``."""
-    message = await _owned_message(session, owner_id, conversation_id, message_id)
-    message.deleted_at = utcnow()
+    and the conversation's ``message_count``.
+
+    Race-free: the soft delete is a conditional ``UPDATE … WHERE deleted_at IS NULL``, and only
+    the request whose update matched the row decrements the count, in the same transaction. Of
+    concurrent DELETEs of one message (on any server process) exactly one answers 204 and moves
+    the count; the others find it deleted: 404 ``message_not_found``. (PostgreSQL: the second
+    update waits for the first's row lock and re-checks ``deleted_at``; SQLite: writers are
+    serialised by the database write lock, which the update takes before it reads the row.)"""
+    await get_owned(session, owner_id, conversation_id)
+    await session.commit()  # end the read: the conditional update opens the write transaction
+    done = await session.execute(update(_messages).where(*_live(conversation_id, message_id)).values(deleted_at=utcnow()))
+    if done.rowcount != 1:
+        await session.rollback()
+        raise _message_not_found(message_id)
     await session.execute(
-        update(Conversation)
-        .where(Conversation.id == conversation_id)
-        .values(message_count=Conversation.message_count - 1)
-        .execution_options(synchronize_session=False)
-    )
+        update(_conversations).where(_conversations.c.id == conversation_id)
+        .values(message_count=_conversations.c.message_count - 1)
+    )  # fmt: skip
     await session.commit()

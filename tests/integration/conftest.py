@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from litestar.testing import AsyncTestClient
 
@@ -99,3 +102,54 @@ async def sim_api(db_url: str, tmp_path: Path, sim) -> AsyncIterator[Api]:
     with block_network_models():
         async with AsyncTestClient(create_app(settings), timeout=120) as client:
             yield Api(client, settings)
+
+
+# -- truly concurrent requests --------------------------------------------------------------------
+# ``AsyncTestClient`` runs each request to the end on its portal thread before the next one starts,
+# so ``asyncio.gather`` over it is sequential. These clients call the ASGI app on the test's own
+# event loop (``httpx.ASGITransport``), so gathered requests interleave at every await; and there
+# are two app instances ("replicas") on one database, so nothing held in one process's memory can
+# serialise them.
+
+
+@contextlib.asynccontextmanager
+async def live_replicas(settings: Settings, model: Any, n: int = 2) -> AsyncIterator[list[Api]]:
+    async with contextlib.AsyncExitStack() as stack:
+        replicas = []
+        for _ in range(n):
+            app = create_app(settings, model=model)
+            await stack.enter_async_context(app.lifespan())
+            client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver.local",
+                                       timeout=60)  # fmt: skip
+            await stack.enter_async_context(client)
+            replicas.append(Api(client, settings))  # type: ignore[arg-type]
+        yield replicas
+
+
+async def hosted(cm: Any) -> AsyncIterator[Any]:
+    """Enter and exit an async context manager in one task of its own: a fixture's setup and
+    teardown run in different tasks, and the apps' lifespans (anyio task groups) must not."""
+    ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    stop = asyncio.Event()
+
+    async def host() -> None:
+        async with cm as value:
+            ready.set_result(value)
+            await stop.wait()
+
+    task = asyncio.ensure_future(host())
+    await asyncio.wait([task, ready], return_when=asyncio.FIRST_COMPLETED)
+    if not ready.done():
+        await task  # it failed on the way in: raise that
+    try:
+        yield ready.result()
+    finally:
+        stop.set()
+        await task
+
+
+@pytest.fixture
+async def replicas(settings: Settings, model: Any) -> AsyncIterator[list[Api]]:
+    """Two app instances on one database, called concurrently (the scripted fake model)."""
+    async for apps in hosted(live_replicas(settings, model)):
+        yield apps

@@ -77,9 +77,12 @@ async def test_concurrent_inserts_have_gap_free_seq_and_exact_count(api: Api, en
     assert conv.message_count == 20 and conv.last_seq == 20
 
 
-async def test_concurrent_http_posts_keep_seq_and_count(api: Api) -> None:
-    cid = await _conv(api)
+async def test_concurrent_http_posts_keep_seq_and_count(replicas: list[Api]) -> None:
+    cid = await _conv(replicas[0])
     url = f"/v1/conversations/{cid}/messages"
-    results = await asyncio.gather(*(api.client.post(url, json={"content": f"p{i}"}, headers=ALICE) for i in range(20)))
+    results = await asyncio.gather(*(replicas[i % 2].client.post(url, json={"content": f"p{i}"}, headers=ALICE)
+                                     for i in range(20)))  # fmt: skip
     assert all(r.status_code == 201 for r in results)
     assert sorted(r.json()["seq"] for r in results) == list(range(1, 21))
+    conv = (await replicas[1].client.get(f"/v1/conversations/{cid}", headers=ALICE)).json()
+    assert conv["messageCount"] == 20
