@@ -51,19 +51,21 @@ class Fence:
 _TURN: contextvars.ContextVar[Fence | None] = contextvars.ContextVar("fenced_turn", default=None)
 _CHECKED = "fence_checked"  # session.info: the transaction whose first write was fenced
 _LEASE = {"seconds": 4.0}  # set by the turn repository (its LEASE_S)
-ABANDONED_CODE = "turn_abandoned"  # the error code of a turn another process ended
 
 
 class LeaseLost(AppError):
     """The turn's lease is held by another process now (or the turn was ended): write nothing."""
 
     status_code = 409
-    code = ABANDONED_CODE
+    code = "turn_abandoned"  # also the error code of a turn another process ended
 
     def __init__(self, turn_id: str) -> None:
         super().__init__(f"turn {turn_id} lost its lease to another process; nothing more is recorded",
                          details={"turnId": turn_id})  # fmt: skip
         self.turn_id = turn_id
+
+
+ABANDONED_CODE = LeaseLost.code
 
 
 def set_lease_seconds(seconds: float) -> None:
