@@ -35,6 +35,11 @@ class SimulatorHandle:
             options["faults"] = tuple(options["faults"])
         self.state.configure(**options)
 
+    def queue_faults(self, *kinds: str | None) -> None:
+        """The next requests fail with these faults, in order (``None``: that one answers); no
+        arguments clear the queue."""
+        self.state.queue_faults(list(kinds))
+
     def stop(self, timeout: float = 5.0) -> None:
         self._server.should_exit = True
         self._thread.join(timeout)

@@ -5,7 +5,8 @@ protocol (so the real ``openai`` client and our adapter are exercised) but answe
 deterministically and for free, and that can misbehave on request: HTTP 500/429, hangs past the
 client timeout, invalid JSON, empty content, schema-violating JSON, and for streamed requests a
 stream cut off half way (no finish reason, no ``[DONE]``). Each fault is counted in ``GET /stats``.
-A request header ``X-Simulator-Fault: <kind>`` forces one fault, for tests.
+A request header ``X-Simulator-Fault: <kind>`` forces one fault, for tests; ``queue_faults`` makes
+the next requests fail in a given order whoever sends them (a retry test: "the first six fail").
 
 Timing: a plain call answers after ``latency_ms`` (± ``jitter_ms``). A streamed call (``stream:
 true``) sends its first token after ``ttft_ms`` (± jitter; ``None`` = ``latency_ms``) and the
@@ -68,6 +69,17 @@ class SimulatorState:
         self.rng = random.Random(options.seed)
         self.lock = threading.Lock()
         self.counts: dict[str, Any] = {"requests": 0, "ok": 0, "streamed": 0, "faults": dict.fromkeys(FAULT_KINDS, 0)}
+        self.queued: list[str | None] = []  # faults of the next requests, in order (None: answer normally)
+
+    def queue_faults(self, kinds: list[str | None]) -> None:
+        """The next ``len(kinds)`` requests get these faults in order (``None``: no fault), before
+        the random draws resume; a kind that does not apply to a request (``cut`` to a plain call,
+        ``invalid_json`` to prose) leaves it unfaulted. An empty list clears the queue."""
+        unknown = [k for k in kinds if k is not None and k not in FAULT_KINDS]
+        if unknown:
+            raise ValueError(f"unknown fault kind(s) {unknown}; expected {', '.join(FAULT_KINDS)}")
+        with self.lock:
+            self.queued = list(kinds)
 
     def configure(self, **changes: Any) -> None:
         with self.lock:
@@ -89,7 +101,11 @@ class SimulatorState:
             self.counts["requests"] += 1
             number = self.counts["requests"]
             fault = forced
-            if fault is None and opts.fault_rate > 0 and self.rng.random() < opts.fault_rate:
+            if fault is None and self.queued:
+                fault = self.queued.pop(0)
+                if (not wants_json and fault in _JSON_ONLY_FAULTS) or (not streamed and fault in _STREAM_ONLY_FAULTS):
+                    fault = None
+            elif fault is None and opts.fault_rate > 0 and self.rng.random() < opts.fault_rate:
                 kinds = [k for k in opts.faults
                          if (wants_json or k not in _JSON_ONLY_FAULTS) and (streamed or k not in _STREAM_ONLY_FAULTS)]
                 fault = self.rng.choice(kinds) if kinds else None
