@@ -129,3 +129,17 @@ def test_invalid_retry_and_circuit_settings_name_the_key(table, setting, words):
     with pytest.raises(SettingsError) as info:
         load_llm_settings({}, {"llm": {"models": {"fast": {"model": "x", **table}}}})
     assert info.value.setting == setting and words in info.value.problem
+
+
+def test_the_readme_retry_and_circuit_example_loads_as_documented():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    section = readme.split("#### Transient model errors: retries and the circuit breaker", 1)[1]
+    toml = tomllib.loads(re.search(r"```toml\n(.+?)\n```", section, re.DOTALL).group(1))
+    toml["llm"]["models"]["default"]["model"] = "m"
+    default = load_llm_settings({}, toml).models["default"]
+    assert (default.retry.max_attempts, default.retry.base_delay_ms, default.retry.max_delay_ms) == (4, 250, 4000)
+    assert (default.circuit.failures, default.circuit.cooldown_ms) == (5, 10_000)
