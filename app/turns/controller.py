@@ -122,10 +122,20 @@ class RegenerateController(Controller):
 
     @post("/{message_id:str}/regenerate", status_code=200)
     async def regenerate(self, conversation_id: str, message_id: str, principal: Principal, state: State) -> Any:
-        """A new reply for an agent message (plain actor path: no Story prepare or write)."""
-        from app.errors import ModelNotConfigured
+        """A new reply for an agent message (plain actor path: no Story prepare or write). It holds
+        the conversation's turn lock: 409 ``turn_in_progress`` while a turn or another regeneration
+        runs there, and a turn posted meanwhile gets the same. It finishes (and releases the lock)
+        even if the client goes away."""
         from app.turns.regenerate import regenerate
 
         if not model_configured(state.model, "actor"):
             raise ModelNotConfigured("actor")
-        return message_out(await regenerate(state.turn_pipeline, principal.user_id, conversation_id, message_id))
+        job = asyncio.ensure_future(regenerate(state.turn_pipeline, state.event_hub, principal.user_id,
+                                               conversation_id, message_id))  # fmt: skip
+        job.add_done_callback(_retrieved)  # a client that left does not leave its error unread
+        return message_out(await asyncio.shield(job))
+
+
+def _retrieved(job: asyncio.Future[Any]) -> None:
+    if not job.cancelled():
+        job.exception()

@@ -7,7 +7,7 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from app.main import create_app
-from tests.integration.conftest import ADMIN, ALICE, Api
+from tests.integration.conftest import ADMIN, ALICE, Api, hosted, live_replicas
 from tests.integration.turns.fakes import World
 
 
@@ -21,6 +21,13 @@ async def turn_api(settings, world: World) -> AsyncIterator[Api]:
     app = create_app(settings, model=world.model)
     async with AsyncTestClient(app, timeout=30) as client:
         yield Api(client, settings)
+
+
+@pytest.fixture
+async def turn_replicas(settings, world: World) -> AsyncIterator[list[Api]]:
+    """Two app instances on one database, on the test's loop (truly concurrent requests)."""
+    async for apps in hosted(live_replicas(settings, world.model)):
+        yield apps
 
 
 async def make_group(api: Api, **settings: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
