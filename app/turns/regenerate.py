@@ -111,7 +111,7 @@ def _outcome(exc: BaseException, timeout_s: float) -> tuple[BaseException, dict[
         timeout = ModelTimeout(f"the regeneration exceeded {timeout_s}s", code="turn_timeout")
         return timeout, error_record(timeout)
     if isinstance(exc, asyncio.CancelledError):
-        return exc, {"code": "cancelled", "message": "the regeneration was cancelled"}
+        return exc, {"code": "regeneration_cancelled", "message": "the regeneration was cancelled (the server is stopping)"}
     return exc, error_record(as_unavailable(exc) or exc)
 
 
