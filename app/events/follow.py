@@ -16,7 +16,7 @@ from typing import Any
 from app.db.models import Turn
 from app.events import log as event_log
 from app.events.hub import EventHub
-from app.events.sink import DELTA, TERMINAL
+from app.events.sink import CLOSED, DELTA, TERMINAL
 
 KEEPALIVE_S = 15.0
 ORPHAN_TURN_GRACE_S = 5.0
@@ -72,6 +72,17 @@ async def _turn_is_over(hub: EventHub, turn_id: str) -> bool:
     return time.time() - turn.completed_at.timestamp() > ORPHAN_TURN_GRACE_S
 
 
+def _last_of_turn(row: event_log.StoredEvent) -> bool:
+    """A ``?turnId=`` stream ends with its turn's last event: ``turn.closed``, or a terminal event
+    that announces nothing more (a failed turn, or a turn without late parts)."""
+    return row.event == CLOSED or (row.event in TERMINAL and not row.data.get("more"))
+
+
+async def _turn_stream_over(hub: EventHub, conversation_id: str, turn_id: str, up_to_id: int) -> bool:
+    rows = await event_log.read_events(hub.sessions, conversation_id, turn_id, (*TERMINAL, CLOSED), up_to_id)
+    return any(_last_of_turn(row) for row in rows)
+
+
 async def follow(
     hub: EventHub, conversation_id: str, after: int | None, *, turn_id: str | None = None,
     keepalive_s: float = KEEPALIVE_S,
@@ -80,7 +91,7 @@ async def follow(
     sub = hub.subscribe(conversation_id)  # before reading the log: nothing slips between the two
     try:
         last = after if after is not None else await event_log.latest_id(hub.sessions, conversation_id)
-        if turn_id is not None and await event_log.has_event(hub.sessions, conversation_id, turn_id, TERMINAL, last):
+        if turn_id is not None and await _turn_stream_over(hub, conversation_id, turn_id, last):
             return
         drafts = _DraftCursor()
         read = True
@@ -95,7 +106,7 @@ async def follow(
                         yield _sse(DELTA, data, row.id) if data is not None else {"id": row.id, "data": None}
                         continue
                     yield _sse(row.event, row.data, row.id)
-                    if turn_id is not None and row.event in TERMINAL:
+                    if turn_id is not None and _last_of_turn(row):
                         return
             item = await sub.next(keepalive_s)
             if item is None:

@@ -101,16 +101,17 @@ async def latest_issued_id(sessions: async_sessionmaker[AsyncSession]) -> int:
         return int(await session.scalar(select(func.max(ConversationEvent.id))) or 0)
 
 
-async def has_event(sessions: async_sessionmaker[AsyncSession], conversation_id: str, turn_id: str,
-                    names: tuple[str, ...], up_to_id: int) -> bool:  # fmt: skip
+async def read_events(sessions: async_sessionmaker[AsyncSession], conversation_id: str, turn_id: str,
+                      names: tuple[str, ...], up_to_id: int) -> list[StoredEvent]:  # fmt: skip
+    """The turn's events of those names up to an id (a handful: its terminal and closing events)."""
     async with sessions() as session:
-        found = await session.scalar(
-            select(ConversationEvent.id).where(
+        rows = await session.execute(
+            select(ConversationEvent.id, ConversationEvent.event, ConversationEvent.data).where(
                 ConversationEvent.conversation_id == conversation_id, ConversationEvent.turn_id == turn_id,
                 ConversationEvent.event.in_(names), ConversationEvent.id <= up_to_id,
-            ).limit(1)
+            ).order_by(ConversationEvent.id).limit(10)
         )  # fmt: skip
-        return found is not None
+        return [StoredEvent(id=i, event=e, data=d, turn_id=turn_id) for i, e, d in rows]
 
 
 async def prune_conversation(sessions: async_sessionmaker[AsyncSession], conversation_id: str,

@@ -27,6 +27,9 @@ logger = logging.getLogger("app.events")
 
 DELTA = "message.delta"
 TERMINAL = ("turn.completed", "turn.failed")
+# After a terminal event with ``"more": true`` the turn's late parts (suggestions) follow; this
+# event, logged once they are done, is then the turn's last.
+CLOSED = "turn.closed"
 FLUSH_EVERY_S = 0.25
 LINGER_S = 0.1
 

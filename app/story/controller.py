@@ -9,6 +9,8 @@ Admin only, the scope's quarantined events:
 
 from __future__ import annotations
 
+from typing import Literal
+
 from litestar import Controller, get, post
 from litestar.params import Parameter
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -29,7 +31,7 @@ class StoryController(Controller):
 
     @get("/{agent_id:str}/quarantine")
     async def quarantine(self, conversation_id: str, agent_id: str, session: AsyncSession, principal: Principal,
-                         status: str = Parameter(query="status", default="quarantined")) -> list[QuarantineOut]:  # fmt: skip
+                         status: Literal["quarantined", "released", "discarded", "all"] = Parameter(query="status", default="quarantined")) -> list[QuarantineOut]:  # fmt: skip
         return await service.list_quarantine(session, principal, conversation_id=conversation_id, agent_id=agent_id,
                                              status=status)  # fmt: skip
 

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.auth.tokens import Principal
 from app.db import fence
 from app.events import TurnEventSink
+from app.events.sink import CLOSED
 from app.errors import ModelNotConfigured
 from app.messages.service import check_content
 from app.messages.service import to_out as message_out
@@ -87,7 +88,10 @@ async def _run_logged(pipeline: Any, started: Any, sink: TurnEventSink, emit: An
                     outcome = await pipeline.run(started, emit, **options)
             if outcome.after is None:
                 return outcome.result
-            return {**outcome.result, **await asyncio.shield(outcome.after)}
+            try:
+                return {**outcome.result, **await asyncio.shield(outcome.after)}
+            finally:  # the turn's last event: a ``?turnId=`` follower stops here
+                await emit(CLOSED, {"turnId": started.turn.id, "conversationId": started.turn.conversation_id})
         finally:
             await sink.close()
 

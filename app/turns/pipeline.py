@@ -182,10 +182,10 @@ class TurnPipeline:
             log.warning("turn %s: could not record its end: %s", turn.id, exc)
             status, error = "failed", error_record(unavailable)
             result = {**result, "status": status, "error": error}
-        await emit("turn.completed" if status == "completed" else "turn.failed", result)
-        after = None
-        if status == "completed" and ctx is not None and self.plugins:
-            after = asyncio.ensure_future(self._after(ctx.info, list(run.messages), emit))
+        late = status == "completed" and ctx is not None and bool(self.plugins)
+        # ``more``: the turn's late parts (suggestions) follow, then ``turn.closed`` (the controller).
+        await emit("turn.completed" if status == "completed" else "turn.failed", {**result, "more": late})
+        after = asyncio.ensure_future(self._after(ctx.info, list(run.messages), emit)) if late and ctx else None
         return TurnOutcome(result, after)
 
     async def _after(self, info: TurnInfo, messages: list[Any], emit: Emit) -> dict[str, Any]:

@@ -43,3 +43,13 @@ async def test_unknown_agent_or_conversation_is_404(story_api, world) -> None:
     conv, _ = await story_group(story_api, world)
     assert (await story_api.client.get(_url(conv["id"], "nobody"), headers=ALICE)).status_code == 404
     assert (await story_api.client.get(_url("nope", "nobody"), headers=ADMIN)).status_code == 404
+
+
+async def test_the_quarantine_status_filter_takes_only_its_documented_values(story_api, world) -> None:
+    conv, (lia, _, _) = await story_group(story_api, world)
+    url = _url(conv["id"], lia["id"]) + "/quarantine"
+    for status in ("quarantined", "released", "discarded", "all"):
+        resp = await story_api.client.get(url, params={"status": status}, headers=ADMIN)
+        assert resp.status_code == 200 and resp.json() == [], (status, resp.text)
+    bad = await story_api.client.get(url, params={"status": "bogus"}, headers=ADMIN)
+    assert bad.status_code == 422 and bad.json()["code"] == "validation_failed", bad.text

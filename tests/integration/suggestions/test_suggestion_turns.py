@@ -34,7 +34,7 @@ async def test_sse_stream_sends_suggestions_ready_for_the_last_agent_message(sap
                                   headers={**ALICE, "accept": "text/event-stream"})  # fmt: skip
     events = _events(resp.text)
     names = [n for n, _ in events]
-    assert names[-2:] == ["turn.completed", "suggestions.ready"]  # suggestions never delay turn.completed
+    assert names[-3:] == ["turn.completed", "suggestions.ready", "turn.closed"]  # suggestions never delay turn.completed
     ready = dict(events)["suggestions.ready"]
     agent_message = dict(events)["message.created"]["message"]
     assert ready["options"] == ZH_OPTIONS and ready["anchorMessageId"] == agent_message["id"] and ready["status"] == "ready"

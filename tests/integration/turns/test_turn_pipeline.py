@@ -162,7 +162,7 @@ async def test_sse_events_arrive_in_order(turn_api: Api, world: World) -> None:
     deltas_merged = [e for i, e in enumerate(events) if not (e == "message.delta" and events[i - 1] == e)]
     # Suggestions never delay turn.completed: they follow it on the same stream.
     assert deltas_merged == ["turn.started", "turn.emotion", "turn.selection", "message.delta", "message.created",
-                             "turn.completed", "suggestions.ready"]
+                             "turn.completed", "suggestions.ready", "turn.closed"]
 
 
 async def test_turn_can_be_read_back_and_metrics_are_written(turn_api: Api, world: World, engine) -> None:
