@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from app.db.models import Agent
+from app.errors import ModelCircuitOpen, UpstreamError
 from app.llm.port import ModelResult, Usage, stream_or_complete
 from app.llm.usage import add_usage
 from app.turns.actor_prompt import ActorPrompt
@@ -56,13 +57,28 @@ async def generate_checked(
     text = ""
     first: list[str] = []
     checks = prompt.checks
+    failed_call = False
     for attempt in (1, 2):
         current = prompt.request
         if attempt == 2:
             first = problems
-            current = prompt.retry(problems).request
+            # After a model failure the same request again; after failed checks, the correction.
+            current = prompt.request if failed_call else prompt.retry(problems).request
         draft = channel.new() if channel is not None else None
-        result = await (stream_or_complete(model, current, draft.delta) if draft is not None else model.complete(current))
+        try:
+            result = await (stream_or_complete(model, current, draft.delta) if draft is not None
+                            else model.complete(current))  # fmt: skip
+        except ModelCircuitOpen:
+            raise  # the model is down: no second call into an open breaker
+        except UpstreamError as exc:
+            # A transient failure the gateway could not retry itself (a stream cut after the user
+            # saw its first words): the draft is taken back and the reply asked for once more.
+            if attempt == 2 or not exc.retryable:
+                raise
+            failed_call, problems = True, [f"model_error: {exc.code}: {exc.message[:200]}"]
+            if draft is not None:
+                await draft.discard(problems)
+            continue
         usage = add_usage(usage, result.usage)
         text = strip_own_label(result.text or "", checks.own_names)
         problems = reply_problems(

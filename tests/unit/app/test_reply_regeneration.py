@@ -82,3 +82,38 @@ def test_all_replies_dropped_lists_the_problem_codes_per_agent() -> None:
     ]  # fmt: skip
     assert record["details"]["agents"][0]["reasons"] == ["wrong_script: no Chinese (Han) characters"]
     assert "lia: wrong_script" in record["message"]
+
+
+async def test_a_stream_cut_after_its_first_words_is_asked_for_once_more() -> None:
+    """Issue 33: the gateway cannot retry a stream the user already saw; the reply is retried
+    here instead: the draft is taken back and the same request sent again (not a correction)."""
+    from app.errors import ModelUnavailable
+    from app.llm.fakes import Streamed
+    from app.turns.drafts import DraftChannel
+
+    events: list[tuple[str, dict]] = []
+
+    async def emit(event: str, data: dict) -> None:
+        events.append((event, data))
+
+    cut = Streamed("我在", "这里", error=ModelUnavailable("model default failed mid-stream: cut"))
+    model = ScriptedModel().enqueue("actor", cut, "我在这里陪着你，发生什么事了？")
+    prompt = actor_prompt(PromptTemplates(), LIA, language="zh-CN", recent=[], names={"lia": "莉娅"}, user_text="我今天好难过")
+    reply = await generate_checked(model, prompt, LIA, max_chars=4000, earlier_replies=[],
+                                   channel=DraftChannel(emit, "t1", "lia", held=False))  # fmt: skip
+    assert not reply.dropped and reply.text == "我在这里陪着你，发生什么事了？" and reply.attempts == 2
+    assert reply.regenerated_for[0].startswith("model_error: model_unavailable")
+    assert model.history[0].messages == model.history[1].messages  # the same request, no correction
+    assert [e for e, _ in events].count("message.discarded") == 1
+
+
+async def test_a_second_model_failure_is_raised_and_a_refusal_is_not_retried() -> None:
+    from app.errors import ModelRefused, ModelUnavailable
+
+    model = ScriptedModel().enqueue("actor", ModelUnavailable("down"), ModelUnavailable("still down"))
+    with pytest.raises(ModelUnavailable):
+        await _generate(model, "zh-CN")
+    refused = ScriptedModel().enqueue("actor", ModelRefused("no"), "不该被调用")
+    with pytest.raises(ModelRefused):
+        await _generate(refused, "zh-CN")
+    assert len(refused.history) == 1
