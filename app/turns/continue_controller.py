@@ -20,7 +20,7 @@ from app.conversations.service import get_owned
 from app.db.models import ConversationMember
 from app.errors import ValidationFailed
 from app.turns import loader
-from app.turns.controller import respond, start_or_replay
+from app.turns.controller import respond, start_or_replay, wants_stream
 
 
 class ContinueCreate(ApiInput):
@@ -45,7 +45,8 @@ class ContinueController(Controller):
             if await loader.last_user_message(session, conv.id) is None:
                 raise ValidationFailed("there is nothing to continue: the conversation has no user message yet",
                                        code="nothing_to_continue")  # fmt: skip
-        started = await start_or_replay(state, principal, conversation_id, None, data.idempotency_key)
+        started = await start_or_replay(state, principal, conversation_id, None, data.idempotency_key,
+                                        streamed=wants_stream(request))  # fmt: skip
         if isinstance(started, Response):
             return started
         return await respond(request, state, started, continue_agent_id=data.agent_id)

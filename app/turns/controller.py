@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.auth.tokens import Principal
 from app.db import fence
 from app.events import TurnEventSink
+from app.events.follow import follow
 from app.events.sink import CLOSED
 from app.errors import ModelNotConfigured
 from app.messages.service import check_content
@@ -36,7 +37,8 @@ class TurnController(Controller):
         self, conversation_id: str, data: TurnCreate, request: Request, principal: Principal, state: State
     ) -> Response[Any]:
         check_content(data.content, state.settings.limits)
-        started = await start_or_replay(state, principal, conversation_id, data.content, data.idempotency_key)
+        started = await start_or_replay(state, principal, conversation_id, data.content, data.idempotency_key,
+                                        streamed=wants_stream(request))  # fmt: skip
         if isinstance(started, Response):
             return started
         await state.turn_pipeline.message_added(conversation_id)  # e.g. stale suggestions are cleared
@@ -48,9 +50,16 @@ class TurnController(Controller):
         return await turn_view(session, turn)
 
 
+def wants_stream(request: Request) -> bool:
+    return "text/event-stream" in request.headers.get("accept", "")
+
+
 async def start_or_replay(state: State, principal: Principal, conversation_id: str, content: str | None,
-                          idempotency_key: str | None) -> repository.StartedTurn | Response[Any]:  # fmt: skip
-    """A new running turn (``content`` None: a Continue), or the replayed turn of a known key."""
+                          idempotency_key: str | None, *, streamed: bool = False,
+                          ) -> repository.StartedTurn | Response[Any]:  # fmt: skip
+    """A new running turn (``content`` None: a Continue), or the replayed turn of a known key:
+    as JSON (a 409 while it still runs), or, asked with ``Accept: text/event-stream``, as the
+    stream it was (its logged events from the start, then live if it still runs)."""
     if not model_configured(state.model, "actor"):
         raise ModelNotConfigured("actor")
     started = await repository.start_turn(
@@ -60,6 +69,8 @@ async def start_or_replay(state: State, principal: Principal, conversation_id: s
     await reaper.announce(state.event_hub, started.abandoned)  # the dead turn this one took over
     if not started.replay:
         return started
+    if streamed:
+        return ServerSentEvent(follow(state.event_hub, conversation_id, 0, turn_id=started.turn.id), status_code=200)
     if started.turn.status == "running":
         raise repository.TurnInProgress(started.turn.id, repository.lease_remaining_s(started.turn.lease_expires_at))
     async with state.sessions() as session:
@@ -72,7 +83,7 @@ async def respond(request: Request, state: State, started: repository.StartedTur
     (the user message is already accepted)."""
     pipeline = state.turn_pipeline
     sink = state.event_hub.sink(started.conversation.id, started.turn.id)
-    if "text/event-stream" in request.headers.get("accept", ""):
+    if wants_stream(request):
         return ServerSentEvent(_stream(pipeline, started, sink, **options))
     result = await asyncio.shield(asyncio.ensure_future(_run_logged(pipeline, started, sink, sink.emit_nowait, **options)))
     return Response(result, status_code=201)

@@ -110,3 +110,16 @@ async def test_an_after_past_the_newest_event_is_a_400_and_zero_replays_from_the
     resp = await turn_api.client.get(url, params={"after": 10**12}, headers=ALICE)
     assert resp.status_code == 400 and resp.json()["code"] == "invalid_last_event_id"
     assert resp.json()["details"]["latestEventId"] >= 0
+
+
+async def test_a_streamed_turn_replayed_by_its_key_streams_again(turn_api: Api, world: World) -> None:
+    conv, (gentle, _, _) = await make_group(turn_api)
+    world.handlers["select"] = select(gentle["id"])
+    url = f"/v1/conversations/{conv['id']}/turns"
+    body = {"content": "我今天好难过", "idempotencyKey": "sse-replay"}
+    first = await turn_api.client.post(url, json=body, headers={**ALICE, **SSE})
+    again = await turn_api.client.post(url, json=body, headers={**ALICE, **SSE})
+    assert again.status_code == 200 and again.headers["content-type"].startswith("text/event-stream"), again.text
+    assert _durable(parse(again.text)) == _durable(parse(first.text))  # the same logged events, same ids
+    as_json = await turn_api.client.post(url, json=body, headers=ALICE)
+    assert as_json.status_code == 200 and as_json.json()["turnId"] == parse(first.text)[0]["data"]["turnId"]
