@@ -8,6 +8,7 @@ from litestar import Response, get
 from litestar.datastructures import State
 from sqlalchemy import text
 
+from app.db.outage import cannot_write
 from app.db.migrate import current_revision, head_revision
 
 
@@ -26,7 +27,8 @@ def model_states(state: State) -> list[dict[str, str]]:
 
 @get("/readyz", tags=["health"])
 async def readyz(state: State) -> Response[dict[str, object]]:
-    """Ready when the database answers and its schema is at the newest migration.
+    """Ready when the database answers, can take writes (not read-only, a SQLite disk not full)
+    and its schema is at the newest migration.
 
     ``models`` lists each model config's circuit breaker for operators; an open breaker does
     not make the process unready: turns still run (stages fall back, or fail fast with
@@ -37,9 +39,12 @@ async def readyz(state: State) -> Response[dict[str, object]]:
         async with state.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
         revision = await current_revision(state.engine)
+        cannot = await cannot_write(state.engine)
     except Exception as exc:  # noqa: BLE001 - any database failure means "not ready"
         return Response({"status": "unavailable", "database": f"unreachable: {type(exc).__name__}", "models": models},
                         status_code=503)  # fmt: skip
+    if cannot is not None:  # it answers reads but would refuse every write (read-only, full)
+        return Response({"status": "unavailable", "database": cannot, "models": models}, status_code=503)
     head = head_revision()
     if revision != head:
         return Response(

@@ -122,3 +122,20 @@ def test_sqlite_failures_are_classified(message: str, reason: str) -> None:
 
     assert outage_reason(exc.OperationalError("INSERT", {}, sqlite3.OperationalError(message))) == reason
     assert outage_reason(ValueError(message)) is None  # only the driver's own errors count
+
+
+async def test_readyz_is_503_when_the_sqlite_disk_is_full(tmp_path: Path, sqlite_template: Path, monkeypatch) -> None:
+    import shutil as _shutil
+    from collections import namedtuple
+
+    from app.db import outage
+
+    path = tmp_path / "full.db"
+    _shutil.copyfile(sqlite_template, path)
+    app = create_app(make_settings(f"sqlite+aiosqlite:///{path}", tmp_path), model=ScriptedModel())
+    async with AsyncTestClient(app) as client:
+        assert (await client.get("/readyz")).status_code == 200
+        usage = namedtuple("usage", "total used free")
+        monkeypatch.setattr(outage.shutil, "disk_usage", lambda _p: usage(10**9, 10**9 - 1024, 1024))
+        resp = await client.get("/readyz")
+        assert resp.status_code == 503 and resp.json()["database"] == "disk_full"
