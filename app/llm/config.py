@@ -54,8 +54,8 @@ class CircuitPolicy(msgspec.Struct, frozen=True, kw_only=True):
     that failed on transient errors open it for ``cooldown_ms`` (doubling while the probe keeps
     failing, up to ``app.llm.circuit.MAX_COOLDOWN_FACTOR`` times that); ``failures = 0`` turns it off."""
 
-    failures: int = 5
-    cooldown_ms: int = 10_000
+    failures: int = 10
+    cooldown_ms: int = 5_000
 
 
 class ModelConfig(msgspec.Struct, frozen=True, kw_only=True):

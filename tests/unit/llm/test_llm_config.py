@@ -101,7 +101,7 @@ def test_retries_and_the_circuit_breaker_have_defaults_per_model_config():
 
     default = load_llm_settings(SHORTCUT, {}).models["default"]
     assert default.retry == RetryPolicy(max_attempts=4, base_delay_ms=250, max_delay_ms=4000)
-    assert default.circuit == CircuitPolicy(failures=5, cooldown_ms=10_000)
+    assert default.circuit == CircuitPolicy(failures=10, cooldown_ms=5_000)
 
 
 def test_retry_and_circuit_tables_set_them_per_model_config():
@@ -142,4 +142,4 @@ def test_the_readme_retry_and_circuit_example_loads_as_documented():
     toml["llm"]["models"]["default"]["model"] = "m"
     default = load_llm_settings({}, toml).models["default"]
     assert (default.retry.max_attempts, default.retry.base_delay_ms, default.retry.max_delay_ms) == (4, 250, 4000)
-    assert (default.circuit.failures, default.circuit.cooldown_ms) == (5, 10_000)
+    assert (default.circuit.failures, default.circuit.cooldown_ms) == (10, 5_000)
