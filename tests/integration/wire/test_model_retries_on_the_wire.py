@@ -92,20 +92,22 @@ async def app_on(sim, db_url: str, tmp_path: Path, retry: dict | None) -> AsyncI
         yield Api(client, settings)
 
 
-@pytest.mark.parametrize(("retry", "status"), [(RETRIES_OFF, "failed"), (None, "completed")])
-async def test_a_turn_whose_first_model_requests_fail_completes_with_retries(faulty_sim, db_url, tmp_path, retry, status):
+@pytest.mark.parametrize(("retry", "faults", "status"), [(RETRIES_OFF, 10, "failed"), (None, 6, "completed")])
+async def test_a_turn_whose_first_model_requests_fail_completes_with_retries(faulty_sim, db_url, tmp_path, retry, faults,
+                                                                             status):  # fmt: skip
     async with app_on(faulty_sim, db_url, tmp_path, retry) as api:
         conv, _ = await make_group(api, autoReply={"enabled": False})
         before = faulty_sim.stats()["requests"]
         # Retries off: the turn's five requests (intent, emotion, two actors and what the scorer
-        # asks) all fail. Retries on: intent and emotion run first and use up the six faults
-        # between them (at most four each), so the actors' calls, which start after them, answer.
-        faulty_sim.queue_faults(*["500"] * 6)
+        # asks) fail, and so does each actor's one more try of the turn itself (ten faults cover
+        # them all). Retries on: intent and emotion run first and use up six faults between them
+        # (at most four each), so the actors' calls, which start after them, answer.
+        faulty_sim.queue_faults(*["500"] * faults)
         resp = await post_turn(api, conv["id"], "我今天好难过，你们在吗？")
         turn = resp.json()
         assert resp.status_code == 201 and turn["status"] == status, turn.get("error")
         if status == "failed":
             assert turn["error"]["code"] == "all_replies_dropped"
-            assert faulty_sim.stats()["requests"] - before <= 6, "a request past the six faults answered"
+            assert faulty_sim.stats()["requests"] - before <= faults, "a request past the faults answered"
         else:
             assert turn["agentMessages"] and all(m["content"] for m in turn["agentMessages"])
