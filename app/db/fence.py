@@ -82,6 +82,17 @@ def fenced(turn_id: str) -> Iterator[Fence]:
         _TURN.reset(token)
 
 
+@contextlib.contextmanager
+def unfenced() -> Iterator[None]:
+    """For the lease's own writes (the heartbeat's renewal is itself the check: fencing it would
+    run the same UPDATE twice)."""
+    token = _TURN.set(None)
+    try:
+        yield
+    finally:
+        _TURN.reset(token)
+
+
 def current() -> Fence | None:
     return _TURN.get()
 

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from litestar import Litestar
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.background import running_beside
 from app.events.hub import EventHub
 from app.turns import repository
 
@@ -53,10 +54,5 @@ async def reap_forever(sessions: async_sessionmaker[AsyncSession], hub: EventHub
 @contextlib.asynccontextmanager
 async def lifespan(app: Litestar) -> AsyncIterator[None]:
     """After the event hub's lifespan (it needs the hub); stops first."""
-    task = asyncio.create_task(reap_forever(app.state.sessions, app.state.event_hub), name="turn-reaper")
-    try:
+    async with running_beside(reap_forever(app.state.sessions, app.state.event_hub), name="turn-reaper"):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

@@ -32,6 +32,7 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.background import running_beside
 from app.conversations.service import get_owned
 from app.db import fence
 from app.db.models import Conversation, Message, Turn, new_id, utcnow
@@ -172,25 +173,18 @@ async def lease_heartbeat(
     """Renew the turn's lease every ``every_s`` seconds while the body runs (the turn's process is alive)."""
 
     async def beat() -> None:
-        while True:
-            await asyncio.sleep(every_s)
-            try:
-                if not await renew_lease(sessions, turn_id):
-                    log.warning("turn %s: its lease is gone (taken over or ended); its writes are refused", turn_id)
-                    return
-            except fence.LeaseLost:
-                log.warning("turn %s: lease lost to another process; its writes are refused", turn_id)
-                return
-            except Exception:  # noqa: BLE001 - a missed beat is retried; three in a row let the lease lapse
-                log.warning("turn %s: lease renewal failed", turn_id, exc_info=True)
+        with fence.unfenced():  # the renewal is the fence's own statement: one UPDATE a beat, not two
+            while True:
+                await asyncio.sleep(every_s)
+                try:
+                    if not await renew_lease(sessions, turn_id):
+                        log.warning("turn %s: its lease is gone (taken over or ended); its writes are refused", turn_id)
+                        return
+                except Exception:  # noqa: BLE001 - a missed beat is retried; three in a row let the lease lapse
+                    log.warning("turn %s: lease renewal failed", turn_id, exc_info=True)
 
-    task = asyncio.ensure_future(beat())
-    try:
+    async with running_beside(beat(), name=f"lease-heartbeat-{turn_id}"):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 async def start_turn(

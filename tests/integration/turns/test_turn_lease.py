@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from sqlalchemy import update
+from sqlalchemy import event, update
 
+from app.db import fence
 from app.db.engine import session_factory
 from app.db.models import Turn, utcnow
 from app.messages.store import insert_message
@@ -67,6 +68,28 @@ async def test_the_heartbeat_renews_the_lease_until_the_turn_finishes(turn_api: 
     await repository.finish_turn(sessions, started.turn.id, status="completed", result=None, error=None,
                                  intent=None, emotion=None, timings={}, usage={})  # fmt: skip
     assert await repository.renew_lease(sessions, started.turn.id) is False
+
+
+async def test_a_fenced_turns_heartbeat_is_one_update_a_beat(turn_api: Api, engine) -> None:
+    conv, _ = await make_group(turn_api)
+    sessions = session_factory(engine)
+    started = await repository.start_turn(sessions, "alice", conv["id"], "你好", None, stale_after_s=3600)
+    updates: list[str] = []
+
+    def count(_conn, _cursor, statement: str, *_args) -> None:
+        if statement.lstrip().upper().startswith("UPDATE TURNS"):
+            updates.append(statement)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", count)
+    try:
+        with fence.fenced(started.turn.id):  # as in a turn: the heartbeat task inherits the fence
+            async with repository.lease_heartbeat(sessions, started.turn.id, every_s=0.05):
+                await asyncio.sleep(0.28)
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", count)
+    beats = len(updates)
+    assert 3 <= beats <= 6, updates  # one renewal a beat; fenced, each beat would be two statements
+    assert await repository.renew_lease(sessions, started.turn.id) is True
 
 
 async def test_replaying_a_crashed_turns_key_shows_the_reply_that_was_saved(turn_api: Api, engine) -> None:
