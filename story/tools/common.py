@@ -35,11 +35,24 @@ class StoryContext(msgspec.Struct, frozen=True):
 
 @dataclass(frozen=True)
 class StoryModelConfig:
-    """The model a tool may call; credentials and routing stay with the host."""
+    """The model a tool may call; credentials and routing stay with the host.
+
+    ``is_recoverable_model_error(exc)`` is the host's classification of the exceptions its model
+    raises (the seed's ``isRecoverableModelError``). True: the failure is recorded in the tool's
+    diagnostics (``model_failed``) and the tool applies its failure policy, which keeps the
+    evidence for a retry of the same turn (prepare defaults to ``normal``, advance is ``pending``,
+    plan keeps ``need_plan``, settle is ``unknown``, rebranch ``failed``). False: the exception is
+    raised out of ``execute`` unchanged, for errors no retry can cure (a wrong key, an unknown
+    model, a bug). Without it every model exception is recoverable. It is not asked about
+    cancellation (always raised), the tool's own ``timeout_s`` running out (always recoverable,
+    ``model_timeout``) or an answer still invalid after the one repair (``repair_exhausted``,
+    the tool's own validation, always recoverable).
+    """
 
     model: StructuredModel
     model_config_id: str | None = None
     timeout_s: float | None = 45.0
+    is_recoverable_model_error: Callable[[BaseException], bool] | None = None
 
 
 class Diagnostic(msgspec.Struct, frozen=True):

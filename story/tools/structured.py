@@ -4,8 +4,10 @@ The library declares the output Struct, per-request constraints (ids as ``enum``
 string bounds) and its repair budget; the host's ``complete_struct`` builds the wire schema,
 decodes, checks and repairs (``story.ports.StructuredModel``). The budget is the seed's: at most
 one repair, so at most two model responses per call, sharing the tool call's timeout (its expiry
-is recorded as ``model_timeout``). Any exception from the model except cancellation is a model
-failure: it is recorded, never raised, so each tool can apply its own failure policy.
+is recorded as ``model_timeout``). An exception from the model is a model failure: it is
+recorded, not raised, so each tool can apply its own failure policy, unless the host's
+``StoryModelConfig.is_recoverable_model_error`` says it is not recoverable; then it is raised
+unchanged. The host's spent repair budget and the call's own timeout are always recoverable.
 Cancellation (the task's, or the context's when it can be awaited) propagates at once, and
 since tools only return new snapshots nothing is half-applied.
 """
@@ -85,8 +87,11 @@ async def call_structured(
             ), ctx)  # fmt: skip
     except asyncio.CancelledError:
         raise
-    except Exception as exc:  # noqa: BLE001 - any model error is a failure for Story
-        _record_failure(outcome, exc, purpose, config, timed_out=budget.expired())
+    except Exception as exc:  # noqa: BLE001 - a model error is a failure for Story unless the host says otherwise
+        timed_out = budget.expired()
+        if not timed_out and not _repair_spent(exc) and not _recoverable(config, exc):
+            raise
+        _record_failure(outcome, exc, purpose, config, timed_out=timed_out)
         return outcome
     attempts = list(getattr(result, "attempts", None) or [None])
     outcome.responses = len(attempts)
@@ -103,10 +108,20 @@ def _invalid(outcome: StructuredOutcome, purpose: str, attempt: int, problem: st
     ))  # fmt: skip
 
 
+def _repair_spent(exc: Exception) -> bool:
+    """The host's structured path gave up after the repair: its error carries one problem per response."""
+    return isinstance(getattr(exc, "problems", None), list)
+
+
+def _recoverable(config: StoryModelConfig, exc: Exception) -> bool:
+    classify = config.is_recoverable_model_error
+    return True if classify is None else bool(classify(exc))
+
+
 def _record_failure(outcome: StructuredOutcome, exc: Exception, purpose: str, config: StoryModelConfig,
                     *, timed_out: bool) -> None:  # fmt: skip
     problems = getattr(exc, "problems", None)
-    if isinstance(problems, list) and not timed_out:  # the host's repair budget is spent
+    if _repair_spent(exc) and not timed_out:
         outcome.responses = len(problems)
         outcome.usage = _usage_of(exc, len(problems))
         for number, problem in enumerate(problems, start=1):

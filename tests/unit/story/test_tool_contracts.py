@@ -167,6 +167,41 @@ async def test_a_model_error_is_the_failure_policy_without_a_repair(spec):
     assert spec.failed(r) and len(m.history) == 1 and "model_failed" in codes(r)
 
 
+class KeyRevoked(Exception):
+    """A model error no retry can cure."""
+
+
+def classified(model, recoverable: bool, seen: list, timeout_s: float | None = 5.0) -> StoryModelConfig:
+    return StoryModelConfig(model, "story-cfg", timeout_s, lambda exc: seen.append(exc) or recoverable)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+async def test_a_model_error_the_host_calls_unrecoverable_is_raised_unchanged(spec):
+    seen: list = []
+    m = scripted(KeyRevoked("401 invalid api key"), spec.good)
+    with pytest.raises(KeyRevoked):
+        await spec.run(classified(m, False, seen), ctx())
+    assert len(m.history) == 1 and [type(e) for e in seen] == [KeyRevoked]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+async def test_a_model_error_the_host_calls_recoverable_is_the_failure_policy(spec):
+    seen: list = []
+    m = scripted(KeyRevoked("503 busy"), spec.good)
+    r = await spec.run(classified(m, True, seen), ctx())
+    assert spec.failed(r) and len(m.history) == 1 and "model_failed" in codes(r) and len(seen) == 1
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+async def test_an_invalid_answer_and_the_own_timeout_stay_recoverable_whatever_the_host_says(spec):
+    seen: list = []
+    bad = await spec.run(classified(scripted("{not json", "[]"), False, seen), ctx())
+    slow = await spec.run(classified(scripted(asyncio.sleep(30, "never")), False, seen, timeout_s=0.05), ctx())
+    assert spec.failed(bad) and "repair_exhausted" in codes(bad)
+    assert spec.failed(slow) and "model_timeout" in codes(slow)
+    assert seen == []  # the host classifies its model's errors, not the tool's own validation or budget
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
 async def test_the_per_call_timeout_is_enforced_and_recorded(spec):
     m = scripted(asyncio.sleep(30, "never"), spec.good)
