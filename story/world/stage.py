@@ -8,6 +8,7 @@ a pending invitation. Hidden threads, seeds, ids of hidden things and counters s
 from __future__ import annotations
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from story.tools.common import Diagnostic, StoryError, Usage
 from story.world.mechanics import DiceRoll, WorldEvent, run_mechanics
@@ -100,17 +101,20 @@ def project_stage(prepared: StoryPreparedTurn, bias: BackgroundKind | None = Non
     return msgspec.structs.replace(prepared, snapshot=snap, stage=stage, bias=bias)
 
 
-def restore_prepared(snapshot: WorldSnapshot, bias: BackgroundKind | None = None,
-                     saved_stage: StoryStage | None = None, *, check_bias: bool = False) -> StoryPreparedTurn:
+def restore_prepared(snapshot: WorldSnapshot, bias: BackgroundKind | None | UnsetType = UNSET,
+                     saved_stage: StoryStage | None = None) -> StoryPreparedTurn:
     """Rebuild the prepared turn from its baseline; never draws new randomness.
 
+    ``bias`` only asserts: when given (``None`` included, meaning "no preference was projected")
+    it must equal the bias the prepared turn recorded, else ``PreparedMismatch``; it never
+    re-chooses. Left out, nothing about the bias is asserted and the recorded one is used.
     The mechanics are replayed from the recorded baseline and must reproduce the saved
     snapshot (and stage, if given) exactly, so an edited saved state cannot pass as prepared.
     """
     pending = snapshot.pending
     if pending is None:
         raise PreparedMismatch("snapshot has no pending prepared turn")
-    if check_bias and bias != pending.bias:
+    if bias is not UNSET and bias != pending.bias:
         raise PreparedMismatch(f"bias {bias!r} differs from recorded {pending.bias!r}")
     m = run_mechanics(pending.baseline, pending.intent, pending.user_text)
     if msgspec.structs.replace(m.snapshot, pending=pending) != snapshot:

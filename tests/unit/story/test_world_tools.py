@@ -80,11 +80,21 @@ async def test_restore_rejects_a_saved_world_or_stage_that_was_edited():
     assert restore_prepared(p.snapshot, saved_stage=p.stage).stage == p.stage
 
 
-async def test_bias_is_recorded_and_checked_on_restore():
+async def test_a_bias_given_to_restore_must_be_the_recorded_one():
     p = project_stage(await PovPrepareTurn().execute(PrepareInput(ctx(), world(), FREE)), "conflict")
-    assert restore_prepared(p.snapshot, "conflict", check_bias=True).bias == "conflict"
+    assert restore_prepared(p.snapshot, "conflict").bias == "conflict"
+    for other in ("progress", None):  # None is a bias too: "no preference was projected"
+        with pytest.raises(PreparedMismatch, match="bias"):
+            restore_prepared(p.snapshot, other)
+
+
+async def test_restore_without_a_bias_asserts_nothing_and_keeps_the_recorded_one():
+    p = project_stage(await PovPrepareTurn().execute(PrepareInput(ctx(), world(), FREE)), "conflict")
+    assert restore_prepared(p.snapshot).bias == "conflict"
+    plain = await PovPrepareTurn().execute(PrepareInput(ctx(), world(), FREE))
+    assert restore_prepared(plain.snapshot, None).bias is None and restore_prepared(plain.snapshot).bias is None
     with pytest.raises(PreparedMismatch):
-        restore_prepared(p.snapshot, "progress", check_bias=True)
+        restore_prepared(plain.snapshot, "progress")
 
 
 async def test_stage_never_shows_hidden_threads_seeds_or_counters():
