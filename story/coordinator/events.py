@@ -19,7 +19,7 @@ from story.ports import MessageReader
 from story.ports import SavedMessage
 from story.tools.common import Diagnostic, StoryContext, Usage
 from story.tools.narrative_tools import (
-    NarrativeRebranch, NarrativeSettleEvent, RebranchInput, SettleInput,
+    NarrativeRebranchTool, NarrativeSettleEventTool, RebranchInput, SettleInput,
 )
 
 replace = msgspec.structs.replace
@@ -111,7 +111,7 @@ def _action_text(ref: EvidenceRef, saved: dict[str, SavedMessage], run: SettleRu
 
 
 async def settle_closed(state: StoryState, ctx: StoryContext, position: int, reader: MessageReader,
-                        settle: NarrativeSettleEvent, rebranch: NarrativeRebranch, setting: str) -> SettleRun:
+                        settle: NarrativeSettleEventTool, rebranch: NarrativeRebranchTool, setting: str) -> SettleRun:
     run = SettleRun(state)
     for rec in unresolved(state):
         text, user_actions = await _event_text(reader, rec, run) if rec.refs else (None, [])
@@ -143,7 +143,7 @@ async def settle_closed(state: StoryState, ctx: StoryContext, position: int, rea
 
 
 async def _apply_actions(run: SettleRun, actions: list[NextAction], ctx: StoryContext,
-                         rebranch: NarrativeRebranch, setting: str) -> None:
+                         rebranch: NarrativeRebranchTool, setting: str) -> None:
     for a in actions:
         if a.kind != "rebranch" or a.scope is None:
             continue  # plan-cycle is honoured through need_plan before dealing

@@ -25,11 +25,11 @@ from story.coordinator.initializer import PersonaSource, compile_source, initial
 from story.coordinator.recovery import HistoryMessage, decide_start, saved_message_ok
 from story.narrative.types import NarrativeSnapshot
 from story.ports import ChatMessage, MessageReader
-from story.tools.advance_world import AdvanceInput, PovAdvanceWorld, WriterOutput
+from story.tools.advance_world import AdvanceInput, PovAdvanceWorldTool, WriterOutput
 from story.tools.common import Diagnostic, StoryContext, StoryModelConfig, StoryError, Usage
-from story.tools.deal_beat import DealInput, NarrativeDealBeat
-from story.tools.narrative_tools import NarrativePlanCycle, NarrativeRebranch, NarrativeSettleEvent, PlanInput
-from story.tools.prepare_turn import PovPrepareTurn, PrepareAction, PrepareInput
+from story.tools.deal_beat import DealInput, NarrativeDealBeatTool
+from story.tools.narrative_tools import NarrativePlanCycleTool, NarrativeRebranchTool, NarrativeSettleEventTool, PlanInput
+from story.tools.prepare_turn import PovPrepareTurnTool, PrepareAction, PrepareInput
 from story.world.stage import PreparedMismatch, project_stage, restore_prepared
 from story.world.types import Intent
 
@@ -147,9 +147,9 @@ def finalize_turn(result: BeforeActorResult, actor_message_id: str, user_message
 class StoryCoordinator:
     def __init__(self, model: StoryModelConfig, reader: MessageReader, init_model: StoryModelConfig | None = None) -> None:
         self.model, self.reader, self.init_model = model, reader, init_model or model
-        self.prepare, self.advance = PovPrepareTurn(model), PovAdvanceWorld(model)
-        self.plan, self.deal = NarrativePlanCycle(model), NarrativeDealBeat()
-        self.settle, self.rebranch = NarrativeSettleEvent(model), NarrativeRebranch(model)
+        self.prepare, self.advance = PovPrepareTurnTool(model), PovAdvanceWorldTool(model)
+        self.plan, self.deal = NarrativePlanCycleTool(model), NarrativeDealBeatTool()
+        self.settle, self.rebranch = NarrativeSettleEventTool(model), NarrativeRebranchTool(model)
 
     async def before_actor(self, inp: BeforeActorInput) -> BeforeActorResult:
         out = BeforeActorResult("no_story")

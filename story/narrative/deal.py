@@ -1,4 +1,4 @@
-"""Dealing one goal per turn: the pure half of ``NarrativeDealBeat``.
+"""Dealing one goal per turn: the pure half of ``NarrativeDealBeatTool``.
 
 Only goals whose prerequisites are complete can be dealt, so a reward is never handed out
 before its setup happened. The same goal may be dealt again until done, but after

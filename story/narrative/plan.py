@@ -1,4 +1,4 @@
-"""Checking and applying a planned batch of goals: the program's half of ``NarrativePlanCycle``."""
+"""Checking and applying a planned batch of goals: the program's half of ``NarrativePlanCycleTool``."""
 
 from __future__ import annotations
 

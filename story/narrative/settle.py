@@ -1,4 +1,4 @@
-"""Settling one event on its accepted text: the program's half of ``NarrativeSettleEvent``.
+"""Settling one event on its accepted text: the program's half of ``NarrativeSettleEventTool``.
 
 Every completed goal and every moved cursor must quote evidence that occurs in the event's
 accepted prose (after normalising width, case, whitespace and punctuation) and is long enough

@@ -1,4 +1,4 @@
-"""``PovAdvanceWorld``: settle the world on the writer output the host actually accepted.
+"""``PovAdvanceWorldTool``: settle the world on the writer output the host actually accepted.
 
 Outcomes: ``committed`` (a new snapshot was computed; not a database write), ``duplicate``
 (this turn was already committed) and ``pending`` (no reliable proposal: the prepared state
@@ -77,7 +77,7 @@ def _messages(prep: StoryPreparedTurn, prose: str, lang: str, world_context: str
     return [ChatMessage("system", system), ChatMessage("user", user)]
 
 
-class PovAdvanceWorld(StoryTool[AdvanceInput, AdvanceResult]):
+class PovAdvanceWorldTool(StoryTool[AdvanceInput, AdvanceResult]):
     name = "pov_advance_world"
 
     def __init__(self, model: StoryModelConfig | None = None, hooks: ToolHooks | None = None) -> None:

@@ -1,4 +1,4 @@
-"""``NarrativeDealBeat``: no model; picks this turn's goal and guidance (see ``narrative.deal``)."""
+"""``NarrativeDealBeatTool``: no model; picks this turn's goal and guidance (see ``narrative.deal``)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class DealResult(msgspec.Struct, frozen=True):
     usage: Usage = Usage()
 
 
-class NarrativeDealBeat(StoryTool[DealInput, DealResult]):
+class NarrativeDealBeatTool(StoryTool[DealInput, DealResult]):
     name = "narrative_deal_beat"
 
     async def _run(self, inp: DealInput) -> DealResult:

@@ -75,7 +75,7 @@ class _ModelTool(StoryTool):
         self.model, self.options = model, options or NarrativeToolOptions()
 
 
-class NarrativePlanCycle(_ModelTool):
+class NarrativePlanCycleTool(_ModelTool):
     name = "narrative_plan_cycle"
 
     async def _run(self, inp: PlanInput) -> NarrativeResult:
@@ -95,7 +95,7 @@ class NarrativePlanCycle(_ModelTool):
         return NarrativeResult(apply_plan(n, plan, ctx.turn_id), [], out.diagnostics, out.usage, "planned")
 
 
-class NarrativeSettleEvent(_ModelTool):
+class NarrativeSettleEventTool(_ModelTool):
     name = "narrative_settle_event"
 
     async def _run(self, inp: SettleInput) -> NarrativeResult:
@@ -117,7 +117,7 @@ class NarrativeSettleEvent(_ModelTool):
         return NarrativeResult(snap, actions_next, [*out.diagnostics, *diags], out.usage, "settled")
 
 
-class NarrativeRebranch(_ModelTool):
+class NarrativeRebranchTool(_ModelTool):
     name = "narrative_rebranch"
 
     async def _run(self, inp: RebranchInput) -> NarrativeResult:

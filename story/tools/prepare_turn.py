@@ -1,4 +1,4 @@
-"""``PovPrepareTurn``: understand the user's action, then run the world's clocks and dice.
+"""``PovPrepareTurnTool``: understand the user's action, then run the world's clocks and dice.
 
 A free-text action is classified by the model (normal / cue / signal); a host-provided intent
 or a saved choice skips the model. Targets must name an existing event or a delivered
@@ -106,7 +106,7 @@ def _classify_messages(w: WorldSnapshot, text: str, lang: str, world_context: st
     return [ChatMessage("system", system), ChatMessage("user", user)]
 
 
-class PovPrepareTurn(StoryTool[PrepareInput, StoryPreparedTurn]):
+class PovPrepareTurnTool(StoryTool[PrepareInput, StoryPreparedTurn]):
     name = "pov_prepare_turn"
 
     def __init__(self, model: StoryModelConfig | None = None, hooks: ToolHooks | None = None) -> None:

@@ -1,4 +1,4 @@
-"""Applying an accepted turn to the world: the program's half of ``PovAdvanceWorld``.
+"""Applying an accepted turn to the world: the program's half of ``PovAdvanceWorldTool``.
 
 The model may only propose content in writable fields (was the invitation delivered, which
 offstage consequences were shown, new offstage matters, a successor event, choices). Clocks,

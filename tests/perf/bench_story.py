@@ -34,8 +34,8 @@ from story.coordinator.turn import BeforeActorInput, StoryCoordinator, finalize_
 from story.coordinator.initializer import PersonaSource  # noqa: E402
 from story.coordinator.recovery import HistoryMessage  # noqa: E402
 from story.tools.common import StoryContext, StoryModelConfig  # noqa: E402
-from story.tools.deal_beat import DealInput, NarrativeDealBeat  # noqa: E402
-from story.tools.prepare_turn import PovPrepareTurn, PrepareAction, PrepareInput  # noqa: E402
+from story.tools.deal_beat import DealInput, NarrativeDealBeatTool  # noqa: E402
+from story.tools.prepare_turn import PovPrepareTurnTool, PrepareAction, PrepareInput  # noqa: E402
 from story.world.stage import project_stage  # noqa: E402
 from story.world.types import Intent  # noqa: E402
 from tests.integration.story.conftest import ADV, INIT, NORMAL, PLAN  # noqa: E402
@@ -64,7 +64,7 @@ class _Fake(Structured):
 
 
 async def mechanical(turns: int) -> dict[str, float]:
-    prepare, deal = PovPrepareTurn(StoryModelConfig(_Fake())), NarrativeDealBeat()
+    prepare, deal = PovPrepareTurnTool(StoryModelConfig(_Fake())), NarrativeDealBeatTool()
     w, n = world(), narrative([goal(f"g{i}") for i in range(6)])
     times = []
     for i in range(turns):

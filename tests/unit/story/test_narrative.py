@@ -6,9 +6,9 @@ from msgspec.structs import replace
 from story.narrative.deal import deal_beat
 from story.narrative.types import Vad
 from story.tools.common import InvalidToolInput
-from story.tools.deal_beat import DealInput, NarrativeDealBeat
+from story.tools.deal_beat import DealInput, NarrativeDealBeatTool
 from story.tools.narrative_tools import (
-    NarrativePlanCycle, NarrativeRebranch, NarrativeSettleEvent, PlanInput, RebranchInput, SettleInput,
+    NarrativePlanCycleTool, NarrativeRebranchTool, NarrativeSettleEventTool, PlanInput, RebranchInput, SettleInput,
 )
 from tests.unit.story.builders import cfg, ctx, goal, narrative
 from tests.unit.story.fakes import ScriptedModel
@@ -32,7 +32,7 @@ async def test_plan_adds_five_to_seven_goals_with_a_sub_goal_and_keeps_unfinishe
     n = replace(narrative([goal("old")]), need_plan=True)
     goals = [planned(f"g{i}") for i in range(4)] + [planned("g4", "sub"), planned("r1", angle="reward", prereq=["g0"])]
     m = ScriptedModel().enqueue("story.plan_cycle", {"goals": goals})
-    r = await NarrativePlanCycle(cfg(m)).execute(PlanInput(ctx(), n, "setting"))
+    r = await NarrativePlanCycleTool(cfg(m)).execute(PlanInput(ctx(), n, "setting"))
     assert r.outcome == "planned" and not r.snapshot.need_plan
     assert [g.id for g in r.snapshot.cycle.pending][0] == "old" and len(r.snapshot.cycle.pending) == 7
 
@@ -45,7 +45,7 @@ async def test_plan_adds_five_to_seven_goals_with_a_sub_goal_and_keeps_unfinishe
 ])
 async def test_an_invalid_plan_is_repaired_once_then_need_plan_stays_true(goals):
     m = ScriptedModel().enqueue("story.plan_cycle", {"goals": goals}, {"goals": goals})
-    r = await NarrativePlanCycle(cfg(m)).execute(PlanInput(ctx(), narrative(), ""))
+    r = await NarrativePlanCycleTool(cfg(m)).execute(PlanInput(ctx(), narrative(), ""))
     assert r.outcome == "failed" and r.snapshot.need_plan and len(m.history) == 2
     assert "Your previous reply was invalid" in m.history[1].messages[-1].content
 
@@ -53,21 +53,21 @@ async def test_an_invalid_plan_is_repaired_once_then_need_plan_stays_true(goals)
 async def test_bad_json_then_a_good_plan_succeeds_with_two_responses():
     good = {"goals": [planned(f"g{i}") for i in range(4)] + [planned("s", "sub")]}
     m = ScriptedModel().enqueue("story.plan_cycle", "{oops", good)
-    r = await NarrativePlanCycle(cfg(m)).execute(PlanInput(ctx(), narrative(), ""))
+    r = await NarrativePlanCycleTool(cfg(m)).execute(PlanInput(ctx(), narrative(), ""))
     assert r.outcome == "planned" and r.usage.calls == 2
 
 
 async def test_plan_runs_only_once_per_turn_and_only_when_needed():
     m = ScriptedModel()
-    r = await NarrativePlanCycle(cfg(m)).execute(PlanInput(ctx(), narrative([goal("a")]), ""))
+    r = await NarrativePlanCycleTool(cfg(m)).execute(PlanInput(ctx(), narrative([goal("a")]), ""))
     assert r.outcome == "skipped" and m.history == []
     n = replace(narrative(), clock=replace(narrative().clock, planned_turn_id="t1"))
-    assert (await NarrativePlanCycle(cfg(m)).execute(PlanInput(ctx("t1"), n, ""))).outcome == "skipped"
+    assert (await NarrativePlanCycleTool(cfg(m)).execute(PlanInput(ctx("t1"), n, ""))).outcome == "skipped"
 
 
 async def test_a_model_exception_is_a_failure_recorded_in_diagnostics():
     m = ScriptedModel().enqueue("story.plan_cycle", TimeoutError("upstream"))
-    r = await NarrativePlanCycle(cfg(m)).execute(PlanInput(ctx(), narrative(), ""))
+    r = await NarrativePlanCycleTool(cfg(m)).execute(PlanInput(ctx(), narrative(), ""))
     assert r.outcome == "failed" and r.diagnostics[0].code == "model_failed" and r.snapshot.need_plan
 
 
@@ -109,14 +109,14 @@ def test_deal_prefers_the_starved_line_and_biases_towards_conflict_when_tension_
 
 
 async def test_deal_tool_holds_while_an_event_is_unresolved():
-    r = await NarrativeDealBeat().execute(DealInput(ctx(), narrative([goal("a")]), "start", hold=True))
+    r = await NarrativeDealBeatTool().execute(DealInput(ctx(), narrative([goal("a")]), "start", hold=True))
     assert r.packet.pending is None and r.diagnostics[0].code == "deal_paused_unresolved_event"
 
 
 # --- settle ---------------------------------------------------------------------------------
 async def settle(n, *responses, prose=PROSE, event="ev1"):
     m = ScriptedModel().enqueue("story.settle", *responses)
-    return await NarrativeSettleEvent(cfg(m)).execute(SettleInput(ctx(), n, event, prose, ["I hand over the key"]))
+    return await NarrativeSettleEventTool(cfg(m)).execute(SettleInput(ctx(), n, event, prose, ["I hand over the key"]))
 
 
 async def test_a_goal_completes_only_with_evidence_quoted_verbatim_from_the_prose():
@@ -146,7 +146,7 @@ async def test_settling_twice_with_bad_output_is_unknown_after_two_responses():
 
 async def test_the_same_event_is_settled_only_once():
     r = await settle(narrative([goal("a")]), settle_json())
-    again = await NarrativeSettleEvent(cfg(ScriptedModel())).execute(SettleInput(ctx(), r.snapshot, "ev1", PROSE, []))
+    again = await NarrativeSettleEventTool(cfg(ScriptedModel())).execute(SettleInput(ctx(), r.snapshot, "ev1", PROSE, []))
     assert again.outcome == "duplicate"
 
 
@@ -197,7 +197,7 @@ async def test_promotion_trial_opens_at_two_thirds_and_the_cycle_advances_after_
 # --- rebranch -------------------------------------------------------------------------------
 async def test_main_rebranch_needs_a_direction():
     with pytest.raises(InvalidToolInput):
-        await NarrativeRebranch(cfg(ScriptedModel())).execute(RebranchInput(ctx(), narrative(), "main"))
+        await NarrativeRebranchTool(cfg(ScriptedModel())).execute(RebranchInput(ctx(), narrative(), "main"))
 
 
 async def test_main_rebranch_keeps_facts_and_debts_and_notes_continuity():
@@ -205,7 +205,7 @@ async def test_main_rebranch_keeps_facts_and_debts_and_notes_continuity():
     n = replace(n, main=replace(n.main, cursor=4, unpaid_rewards=["the archive opens"]))
     line = {"theme": "Lost caravan", "direction": "find the caravan", "experience": "pursuit"}
     m = ScriptedModel().enqueue("story.rebranch", {"main": line, "sub": line, "continuity": "the key came from the caravan"})
-    r = await NarrativeRebranch(cfg(m)).execute(RebranchInput(ctx(), n, "main", direction="find the caravan"))
+    r = await NarrativeRebranchTool(cfg(m)).execute(RebranchInput(ctx(), n, "main", direction="find the caravan"))
     assert r.snapshot.main.direction == "find the caravan" and r.snapshot.main.cursor == 4
     assert r.snapshot.main.unpaid_rewards == ["the archive opens"]
     assert r.diagnostics[-1].code == "narrative_rebranched" and "caravan" in r.diagnostics[-1].message
@@ -215,5 +215,5 @@ async def test_sub_rebranch_replaces_only_the_sub_line():
     n = narrative([goal("a")])
     line = {"theme": "New ally", "direction": "win the captain", "experience": "warmth"}
     m = ScriptedModel().enqueue("story.rebranch", {"main": None, "sub": line, "continuity": "the captain steps in"})
-    r = await NarrativeRebranch(cfg(m)).execute(RebranchInput(ctx(), n, "sub"))
+    r = await NarrativeRebranchTool(cfg(m)).execute(RebranchInput(ctx(), n, "sub"))
     assert r.snapshot.main == n.main and r.snapshot.sub.theme == "New ally" and r.snapshot.sub.starve == 0

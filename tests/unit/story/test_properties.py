@@ -15,9 +15,9 @@ from story.coordinator.recovery import HistoryMessage
 from story.coordinator.turn import BeforeActorInput, StoryCoordinator, finalize_turn
 from story.narrative.deal import eligible_goals
 from story.narrative.state import goal_problems
-from story.tools.advance_world import AdvanceInput, PovAdvanceWorld, WriterOutput
+from story.tools.advance_world import AdvanceInput, PovAdvanceWorldTool, WriterOutput
 from story.tools.common import InvalidToolInput, StoryContext, StoryModelConfig
-from story.tools.prepare_turn import PovPrepareTurn, PrepareAction, PrepareInput, cue_targets
+from story.tools.prepare_turn import PovPrepareTurnTool, PrepareAction, PrepareInput, cue_targets
 from story.world.mechanics import phase_for
 from story.world.stage import restore_prepared
 from story.world.state import create_world_snapshot, norm_name, world_problems
@@ -218,7 +218,7 @@ actions = st.sampled_from(["free", "free", "intent", "choice"])
 
 async def world_run(data: st.DataObject, w: WorldSnapshot, steps: int) -> None:
     model = StoryModelConfig(answering(data), "story-cfg", 5.0)
-    prepare, advance = PovPrepareTurn(model), PovAdvanceWorld(model)
+    prepare, advance = PovPrepareTurnTool(model), PovAdvanceWorldTool(model)
     runs: list[tuple[str, str]] = []
     for t in range(steps):
         ctx = StoryContext(f"r{t}", f"t{t}")
@@ -256,7 +256,7 @@ async def world_run(data: st.DataObject, w: WorldSnapshot, steps: int) -> None:
                 break
             assert res.outcome == "pending" and res.snapshot == prep.snapshot
         else:
-            res = await PovAdvanceWorld().execute(AdvanceInput(ctx, prep, replace(writer, next_foreground=None)))
+            res = await PovAdvanceWorldTool().execute(AdvanceInput(ctx, prep, replace(writer, next_foreground=None)))
         assert res.outcome == "committed" and res.snapshot.pending is None
         assert res.snapshot.round == w.round + 1 and res.snapshot.foreground.rounds == prep.snapshot.foreground.rounds + 1
         w = res.snapshot

@@ -19,11 +19,11 @@ from msgspec.structs import replace
 from app.llm.schema import strict_problems, unbounded
 from app.llm.simulator.instances import generate_instance
 from story.coordinator.initializer import PersonaSource, initialize_story
-from story.tools.advance_world import AdvanceInput, PovAdvanceWorld, WriterOutput
+from story.tools.advance_world import AdvanceInput, PovAdvanceWorldTool, WriterOutput
 from story.tools.narrative_tools import (
-    NarrativePlanCycle, NarrativeRebranch, NarrativeSettleEvent, PlanInput, RebranchInput, SettleInput,
+    NarrativePlanCycleTool, NarrativeRebranchTool, NarrativeSettleEventTool, PlanInput, RebranchInput, SettleInput,
 )
-from story.tools.prepare_turn import PovPrepareTurn, PrepareAction, PrepareInput
+from story.tools.prepare_turn import PovPrepareTurnTool, PrepareAction, PrepareInput
 from story.world.types import Injection, SignalDemand, Undercurrent
 from tests.unit.story.builders import cfg, ctx, goal, narrative, world
 from tests.unit.story.fakes import FunctionModel
@@ -54,25 +54,25 @@ GOALS = [goal("a"), goal("b", prereq=["a"]), goal("r", angle="reward", prereq=["
 
 
 async def prepare(model, w=None):
-    return await PovPrepareTurn(cfg(model)).execute(PrepareInput(ctx(), w or world(), FREE))
+    return await PovPrepareTurnTool(cfg(model)).execute(PrepareInput(ctx(), w or world(), FREE))
 
 
 async def advance(model, w=None):
-    p = await PovPrepareTurn().execute(PrepareInput(ctx(), w or world(), PrepareAction("free", "I wait")))
-    return await PovAdvanceWorld(cfg(model)).execute(AdvanceInput(ctx(), p, WriterOutput(PROSE)))
+    p = await PovPrepareTurnTool().execute(PrepareInput(ctx(), w or world(), PrepareAction("free", "I wait")))
+    return await PovAdvanceWorldTool(cfg(model)).execute(AdvanceInput(ctx(), p, WriterOutput(PROSE)))
 
 
 async def plan(model, n=None):
     n = n or narrative()
-    return await NarrativePlanCycle(cfg(model)).execute(PlanInput(ctx(), replace(n, need_plan=True), "setting"))
+    return await NarrativePlanCycleTool(cfg(model)).execute(PlanInput(ctx(), replace(n, need_plan=True), "setting"))
 
 
 async def settle(model, n=None):
-    return await NarrativeSettleEvent(cfg(model)).execute(SettleInput(ctx(), n or narrative(GOALS), "ev1", PROSE, ["I wait"]))
+    return await NarrativeSettleEventTool(cfg(model)).execute(SettleInput(ctx(), n or narrative(GOALS), "ev1", PROSE, ["I wait"]))
 
 
 async def rebranch(model, scope="sub"):
-    return await NarrativeRebranch(cfg(model)).execute(
+    return await NarrativeRebranchTool(cfg(model)).execute(
         RebranchInput(ctx(), narrative(GOALS), scope, "setting", "find the caravan" if scope == "main" else None))
 
 

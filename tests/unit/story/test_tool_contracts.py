@@ -12,13 +12,13 @@ from typing import Any, Awaitable, Callable
 import pytest
 
 from story.coordinator.initializer import PersonaSource, initialize_story
-from story.tools.advance_world import AdvanceInput, PovAdvanceWorld, WriterOutput
+from story.tools.advance_world import AdvanceInput, PovAdvanceWorldTool, WriterOutput
 from story.tools.common import StoryContext, StoryModelConfig
-from story.tools.deal_beat import DealInput, NarrativeDealBeat
+from story.tools.deal_beat import DealInput, NarrativeDealBeatTool
 from story.tools.narrative_tools import (
-    NarrativePlanCycle, NarrativeRebranch, NarrativeSettleEvent, PlanInput, RebranchInput, SettleInput,
+    NarrativePlanCycleTool, NarrativeRebranchTool, NarrativeSettleEventTool, PlanInput, RebranchInput, SettleInput,
 )
-from story.tools.prepare_turn import PovPrepareTurn, PrepareAction, PrepareInput
+from story.tools.prepare_turn import PovPrepareTurnTool, PrepareAction, PrepareInput
 from story.world.types import Intent, SignalDemand
 from tests.unit.story.builders import ctx, goal, narrative, world
 from tests.unit.story.fakes import FunctionModel
@@ -62,27 +62,27 @@ class Spec:
 
 
 async def run_prepare(cfg, c):
-    return await PovPrepareTurn(cfg).execute(PrepareInput(c, world(), FREE))
+    return await PovPrepareTurnTool(cfg).execute(PrepareInput(c, world(), FREE))
 
 
 async def run_advance(cfg, c):
-    p = await PovPrepareTurn().execute(PrepareInput(c, world(), FREE))
-    return p, await PovAdvanceWorld(cfg).execute(AdvanceInput(c, p, WriterOutput(PROSE)))
+    p = await PovPrepareTurnTool().execute(PrepareInput(c, world(), FREE))
+    return p, await PovAdvanceWorldTool(cfg).execute(AdvanceInput(c, p, WriterOutput(PROSE)))
 
 
 N0 = narrative([goal("a"), goal("b", prereq=["a"])])
 
 
 async def run_plan(cfg, c):
-    return await NarrativePlanCycle(cfg).execute(PlanInput(c, narrative(), "setting"))
+    return await NarrativePlanCycleTool(cfg).execute(PlanInput(c, narrative(), "setting"))
 
 
 async def run_settle(cfg, c):
-    return await NarrativeSettleEvent(cfg).execute(SettleInput(c, N0, "ev1", PROSE, ["I hand over the key"]))
+    return await NarrativeSettleEventTool(cfg).execute(SettleInput(c, N0, "ev1", PROSE, ["I hand over the key"]))
 
 
 async def run_rebranch(cfg, c):
-    return await NarrativeRebranch(cfg).execute(RebranchInput(c, N0, "sub", "setting"))
+    return await NarrativeRebranchTool(cfg).execute(RebranchInput(c, N0, "sub", "setting"))
 
 
 async def run_init(cfg, c):
@@ -333,13 +333,13 @@ async def test_a_signal_is_accepted_once_the_invitation_was_delivered():
     from msgspec.structs import replace
     w = replace(world(), pending_signal_demand=SignalDemand("uc-guild", "Meet at the well", 0, delivered=True))
     m = scripted({"target_id": "uc-guild", "companion_follows": False})
-    p = await PovPrepareTurn(config(m)).execute(PrepareInput(ctx(), w, FREE))
+    p = await PovPrepareTurnTool(config(m)).execute(PrepareInput(ctx(), w, FREE))
     assert p.intent.kind == "signal" and p.snapshot.foreground.id == "uc-guild" and p.snapshot.foreground.participants == []
 
 
 # --- the sixth tool has no model: its policy rules ---------------------------------------------
 async def test_deal_beat_never_calls_a_model_and_asks_for_a_plan_when_needed():
-    r = await NarrativeDealBeat().execute(DealInput(ctx(), narrative(), "start"))
+    r = await NarrativeDealBeatTool().execute(DealInput(ctx(), narrative(), "start"))
     assert r.packet.pending is None and r.next_actions == ["plan-cycle"] and "no_eligible_goal" in codes(r)
     assert r.usage.calls == 0
 
@@ -348,9 +348,9 @@ async def test_deal_beat_respects_cancellation_and_same_turn_idempotency():
     cancel = asyncio.Event()
     cancel.set()
     with pytest.raises(asyncio.CancelledError):
-        await NarrativeDealBeat().execute(DealInput(StoryContext("r", "t", cancellation=cancel), N0, "start"))
-    first = await NarrativeDealBeat().execute(DealInput(ctx(), N0, "develop"))
-    again = await NarrativeDealBeat().execute(DealInput(ctx(), first.snapshot, "develop"))
+        await NarrativeDealBeatTool().execute(DealInput(StoryContext("r", "t", cancellation=cancel), N0, "start"))
+    first = await NarrativeDealBeatTool().execute(DealInput(ctx(), N0, "develop"))
+    again = await NarrativeDealBeatTool().execute(DealInput(ctx(), first.snapshot, "develop"))
     assert first.packet.pending.id == "a" and again.packet == first.packet and again.snapshot == first.snapshot
 
 
