@@ -20,6 +20,11 @@ def init_narrative_snapshot(main: Line, sub: Line, policy: NarrativePolicy | Non
     return NarrativeSnapshot(main=main, sub=sub, policy=policy or NarrativePolicy(), need_plan=True)
 
 
+def with_policy(n: NarrativeSnapshot, policy: NarrativePolicy | None) -> NarrativeSnapshot:
+    """``n`` under ``policy`` (a narrative tool's ``options.policy``); ``n`` itself when None."""
+    return n if policy is None or policy == n.policy else msgspec.structs.replace(n, policy=policy)
+
+
 def goal_problems(goals: list[Goal], done_ids: set[str]) -> list[str]:
     """Ids unique, prerequisites known and acyclic, every reward depends on a setup goal."""
     problems: list[str] = []

@@ -3,6 +3,11 @@
 Each one keeps the snapshot unchanged on a model failure (after at most one repair) and says
 so in its diagnostics: a failed plan keeps ``need_plan``; a failed settle is ``unknown``,
 which is not "no progress" and so never touches starvation counters.
+
+``options.policy`` (the seed's per-tool narrative policy) replaces the snapshot's policy for the
+call: the tool plans, settles and rebranches under it, and every snapshot it returns (a skipped,
+duplicate or failed call's too) carries it, so the host saves what the state was produced under.
+Left out, the snapshot's own policy (``init_narrative_snapshot(policy=...)``) applies.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from story.narrative.rebranch import apply_rebranch, rebranch_output, rebranch_p
 from story.narrative.settle import (
     NextAction, SettleProposal, apply_settle, first_claim_per_line, settle_constraints, settle_problems,
 )
-from story.narrative.types import NarrativeSnapshot
+from story.narrative.state import with_policy
+from story.narrative.types import NarrativePolicy, NarrativeSnapshot
 from story.ports import ChatMessage
 from story.tools import prompts
 from story.tools.common import (
@@ -29,8 +35,10 @@ from story.tools.structured import call_structured
 
 @dataclass(frozen=True)
 class NarrativeToolOptions:
-    """``prompt`` replaces the task instructions; the output must still meet the schema."""
+    """``policy`` replaces the snapshot's narrative policy for each call (see the module docstring);
+    ``prompt`` replaces the task instructions; the output must still meet the schema."""
 
+    policy: NarrativePolicy | None = None
     prompt: str | None = None
 
 
@@ -74,12 +82,15 @@ class _ModelTool(StoryTool):
         super().__init__(hooks)
         self.model, self.options = model, options or NarrativeToolOptions()
 
+    def snapshot_of(self, n: NarrativeSnapshot) -> NarrativeSnapshot:
+        return with_policy(n, self.options.policy)
+
 
 class NarrativePlanCycleTool(_ModelTool):
     name = "narrative_plan_cycle"
 
     async def _run(self, inp: PlanInput) -> NarrativeResult:
-        n, ctx = inp.snapshot, inp.context
+        n, ctx = self.snapshot_of(inp.snapshot), inp.context
         if not n.need_plan or n.clock.planned_turn_id == ctx.turn_id:
             return NarrativeResult(n, diagnostics=[Diagnostic("plan_skipped")], outcome="skipped")
         p = n.policy
@@ -99,7 +110,7 @@ class NarrativeSettleEventTool(_ModelTool):
     name = "narrative_settle_event"
 
     async def _run(self, inp: SettleInput) -> NarrativeResult:
-        n, ctx = inp.snapshot, inp.context
+        n, ctx = self.snapshot_of(inp.snapshot), inp.context
         if inp.event_id in n.clock.settled_event_ids:
             return NarrativeResult(n, diagnostics=[Diagnostic("settle_duplicate", "", {"event_id": inp.event_id})], outcome="duplicate")
         if not inp.prose.strip():
@@ -121,7 +132,7 @@ class NarrativeRebranchTool(_ModelTool):
     name = "narrative_rebranch"
 
     async def _run(self, inp: RebranchInput) -> NarrativeResult:
-        n, ctx = inp.snapshot, inp.context
+        n, ctx = self.snapshot_of(inp.snapshot), inp.context
         if inp.scope == "main" and not (inp.direction or "").strip():
             raise InvalidToolInput(self.name, "scope main requires a non-empty direction")
         if n.clock.rebranched_turn_id == ctx.turn_id:
