@@ -16,8 +16,29 @@ class NarrativeInvalid(ValueError):
 
 
 def init_narrative_snapshot(main: Line, sub: Line, policy: NarrativePolicy | None = None) -> NarrativeSnapshot:
-    """A fresh narrative always needs a plan: no goals are invented before a planner runs."""
-    return NarrativeSnapshot(main=main, sub=sub, policy=policy or NarrativePolicy(), need_plan=True)
+    """A fresh narrative always needs a plan: no goals are invented before a planner runs.
+    Raises ``NarrativeInvalid`` for a policy no plan could meet (see ``policy_problems``)."""
+    pol = policy or NarrativePolicy()
+    problems = policy_problems(pol)
+    if problems:
+        raise NarrativeInvalid(problems)
+    return NarrativeSnapshot(main=main, sub=sub, policy=pol, need_plan=True)
+
+
+def policy_problems(p: NarrativePolicy) -> list[str]:
+    """Counts a plan, a deal and a settle can work with: a plan size range that is not empty, room
+    for the sub goals, and thresholds and windows of at least one."""
+    problems = [f"{name} {getattr(p, name)} < 1" for name in (
+        "plan_min_goals", "deal_every_turns", "promotion_ratio_den", "promotion_wait_events",
+        "branch_consecutive_events", "sub_replace_after_events", "main_starve_diagnostic", "recent_window",
+    ) if getattr(p, name) < 1]  # fmt: skip
+    if p.plan_min_goals > p.plan_max_goals:
+        problems.append(f"plan_min_goals {p.plan_min_goals} > plan_max_goals {p.plan_max_goals}")
+    if not 0 <= p.plan_min_sub_goals <= p.plan_max_goals:
+        problems.append(f"plan_min_sub_goals {p.plan_min_sub_goals} outside 0..plan_max_goals")
+    if p.promotion_ratio_num < 0 or p.promotion_ratio_num > p.promotion_ratio_den:
+        problems.append(f"promotion ratio {p.promotion_ratio_num}/{p.promotion_ratio_den} outside 0..1")
+    return problems
 
 
 def with_policy(n: NarrativeSnapshot, policy: NarrativePolicy | None) -> NarrativeSnapshot:
@@ -61,8 +82,11 @@ def goal_problems(goals: list[Goal], done_ids: set[str]) -> list[str]:
 
 
 def parse_narrative_snapshot(data: bytes | str | dict[str, Any]) -> NarrativeSnapshot:
+    """A saved narrative snapshot (JSON text or its dict), checked as strictly as a world one:
+    ``msgspec`` errors for a wrong shape, ``NarrativeInvalid`` for a policy no plan could meet or
+    a goal graph with duplicate or unknown ids, a cycle or a reward without its setup."""
     n = msgspec.convert(data, NarrativeSnapshot) if isinstance(data, dict) else msgspec.json.decode(data, type=NarrativeSnapshot)
-    problems = goal_problems(n.cycle.pending, set(n.clock.completed_goals))
+    problems = policy_problems(n.policy) + goal_problems(n.cycle.pending, set(n.clock.completed_goals))
     if problems:
         raise NarrativeInvalid(problems)
     return n
