@@ -1,7 +1,8 @@
 """The initializer: the first world and narrative, built by a model from the agent's persona.
 
 Material is cut as the seed's source compiler does (definition 12,000 chars, opening 3,000,
-last 18 messages at 3,000 each, plus the current input). It plans no goals: goals are
+last 18 messages at 3,000 each, plus the current input; ``story.coordinator.material``), and a
+shortened persona is said in the result's diagnostics. It plans no goals: goals are
 planned later as intentions, so nothing in the future can be written down as a fact here.
 The agent is a protected owner and may not own a hidden thread or a seed.
 """
@@ -12,6 +13,9 @@ from typing import Literal
 
 import msgspec
 
+from story.coordinator.material import (  # noqa: F401 - the caps are part of this module's interface
+    DEFINITION_CHARS, HISTORY_MESSAGES, MESSAGE_CHARS, OPENING_CHARS, compose_material,
+)
 from story.coordinator.recovery import HistoryMessage
 from story.narrative.rebranch import LineDraft
 from story.narrative.state import init_narrative_snapshot
@@ -24,8 +28,6 @@ from story.tools.fresh_ids import fresh_ids
 from story.tools.structured import call_structured
 from story.world.state import WorldInvalid, create_world_snapshot, norm_name
 from story.world.types import Background, Foreground, Seed, Undercurrent, WorldPolicy, WorldSnapshot
-
-DEFINITION_CHARS, OPENING_CHARS, HISTORY_MESSAGES, MESSAGE_CHARS = 12_000, 3_000, 18, 3_000
 
 
 class PersonaSource(msgspec.Struct, frozen=True):
@@ -87,11 +89,8 @@ class InitResult(msgspec.Struct, frozen=True):
 
 
 def compile_source(persona: PersonaSource, history: list[HistoryMessage], current_input: str) -> str:
-    recent = [m for m in history if not m.deleted][-HISTORY_MESSAGES:]
-    lines = [f"{m.name or m.role}: {m.content[:MESSAGE_CHARS]}" for m in recent]
-    return (f"Character: {persona.name}\nDefinition:\n{persona.definition[:DEFINITION_CHARS]}\n\n"
-            f"Opening:\n{persona.opening[:OPENING_CHARS]}\n\nRecent messages:\n" + "\n".join(lines)
-            + (f"\n\nCurrent input: {current_input}" if current_input else ""))
+    """The initializer's material: the caps per part, no total budget."""
+    return compose_material(persona, history, current_input).text
 
 
 def init_problems(p: InitProposal, protected: str, policy: WorldPolicy) -> list[str]:
@@ -141,12 +140,13 @@ async def initialize_story(model: StoryModelConfig, ctx: StoryContext, persona: 
         ids=b.ID_CHARS, title=b.TITLE_CHARS, summary=b.SUMMARY_CHARS, clue=b.CLUE_CHARS, theme=b.THEME_CHARS,
         direction=b.DIRECTION_CHARS, experience=b.EXPERIENCE_CHARS,
     )  # fmt: skip
-    msgs = [ChatMessage("system", system), ChatMessage("user", compile_source(persona, history, current_input))]
+    source = compose_material(persona, history, current_input)
+    msgs = [ChatMessage("system", system), ChatMessage("user", source.text)]
     out = await call_structured(model, ctx, "story_init.world", msgs, InitProposal,
                                 lambda v: init_problems(with_fresh_ids(v, persona.name), persona.name, policy),
                                 constraints=init_constraints(policy))  # fmt: skip
     if not out.ok:
-        return InitResult(None, None, [*out.diagnostics, Diagnostic("story_init_failed")], out.usage)
+        return InitResult(None, None, [*source.diagnostics, *out.diagnostics, Diagnostic("story_init_failed")], out.usage)
     p: InitProposal = with_fresh_ids(out.value, persona.name)
     try:
         world = create_world_snapshot(
@@ -157,8 +157,9 @@ async def initialize_story(model: StoryModelConfig, ctx: StoryContext, persona: 
             policy=policy, seed=seed,
         )
     except WorldInvalid as exc:
-        return InitResult(None, None, [*out.diagnostics, Diagnostic("story_init_failed", str(exc))], out.usage)
+        return InitResult(None, None, [*source.diagnostics, *out.diagnostics, Diagnostic("story_init_failed", str(exc))],
+                          out.usage)
     narrative = init_narrative_snapshot(Line(p.main.theme, p.main.direction, p.main.experience),
                                         Line(p.sub.theme, p.sub.direction, p.sub.experience))
     narrative = msgspec.structs.replace(narrative, emotion=EmotionState(label=p.emotion_label or "curious"))
-    return InitResult(world, narrative, out.diagnostics, out.usage)
+    return InitResult(world, narrative, [*source.diagnostics, *out.diagnostics], out.usage)

@@ -21,7 +21,8 @@ from story.coordinator.envelope import (
     bind_action, content_hash, deserialize_state, serialize_state,
 )
 from story.coordinator.events import SettleRun, add_evidence, close_event, quarantine_pending, settle_closed, unresolved
-from story.coordinator.initializer import PersonaSource, compile_source, initialize_story
+from story.coordinator.initializer import PersonaSource, initialize_story
+from story.coordinator.material import TurnMaterial, turn_material
 from story.coordinator.recovery import HistoryMessage, decide_start, saved_message_ok
 from story.narrative.types import NarrativeSnapshot
 from story.ports import ChatMessage, MessageReader
@@ -165,10 +166,10 @@ class StoryCoordinator:
             out.diagnostics.append(Diagnostic("state_too_large", "the Story is halted for this scope until it is reset"))
             return out
         decision = decide_start(state, inp.history, inp.agent_id, inp.source_position)
-        setting = compile_source(inp.persona, inp.history, inp.user_text)
-        past = compile_source(inp.persona, inp.history, "")  # adoption never sees the new input
+        material = turn_material(inp.persona, inp.history, inp.user_text)  # adoption never sees the new input
+        out.diagnostics += material.diagnostics
         if decision == "adopt" and state is not None:
-            state = await self._adopt(state, inp, out, past)
+            state = await self._adopt(state, inp, out, material.past_action)
             if out.outcome == "advance_pending":
                 return out
             if state is None:
@@ -186,7 +187,7 @@ class StoryCoordinator:
             state = StoryState(inp.agent_id, init.world, init.narrative, source_position=inp.source_position,
                                quarantine=old_q, quarantined_ids=old_ids)
         assert state is not None
-        await self._prepare(state, inp, out, setting, past, initialized=decision in ("fresh", "reinitialize", "read_only"))
+        await self._prepare(state, inp, out, material, initialized=decision in ("fresh", "reinitialize", "read_only"))
         out.write = out.outcome == "prepared" and decision != "read_only"
         if decision == "read_only" and out.outcome == "prepared":
             out.outcome = "read_only"
@@ -213,7 +214,9 @@ class StoryCoordinator:
             return AdoptResult(None, [Diagnostic("story_state_unreadable", str(exc)[:300])])
         if state is None or decide_start(state, inp.history, inp.agent_id, state.source_position) != "adopt":
             return AdoptResult(None, [Diagnostic("nothing_to_adopt")])
-        adopted = await self._adopt(state, inp, out, compile_source(inp.persona, inp.history, ""))
+        material = turn_material(inp.persona, inp.history, "")
+        out.diagnostics += material.of("action")
+        adopted = await self._adopt(state, inp, out, material.past_action)
         if adopted is None or out.outcome == "advance_pending":
             return AdoptResult(None, out.diagnostics, out.tool_calls, out.usage)
         try:
@@ -251,7 +254,9 @@ class StoryCoordinator:
         if init.world is None or init.narrative is None:
             return AdoptResult(None, init.diagnostics, calls, usage)
         state = StoryState(inp.agent_id, init.world, init.narrative, source_position=inp.source_position)
-        state = replace(state, narrative=await self._plan_if_needed(state, inp.context, out, compile_source(inp.persona, inp.history, "")))
+        material = turn_material(inp.persona, inp.history, "")
+        out.diagnostics += material.of("plan")
+        state = replace(state, narrative=await self._plan_if_needed(state, inp.context, out, material.past_plan))
         try:
             payload = serialize_state(state, max_state_bytes)
         except StateTooLarge as exc:
@@ -345,12 +350,12 @@ class StoryCoordinator:
         out.usage = out.usage.plus(plan.usage)
         return plan.snapshot
 
-    async def _prepare(self, state: StoryState, inp: BeforeActorInput, out: BeforeActorResult, setting: str, past: str,
+    async def _prepare(self, state: StoryState, inp: BeforeActorInput, out: BeforeActorResult, material: TurnMaterial,
                        initialized: bool = False) -> None:
         ctx = inp.context
         action = (PrepareAction("intent", inp.user_text, Intent("normal")) if inp.continuation
                   else PrepareAction("free", inp.user_text))
-        prep = await self.prepare.execute(PrepareInput(ctx, state.world, action, setting))
+        prep = await self.prepare.execute(PrepareInput(ctx, state.world, action, material.action))
         out.tool_calls.append("pov_prepare_turn")
         out.diagnostics += prep.diagnostics
         out.usage = out.usage.plus(prep.usage)
@@ -360,10 +365,10 @@ class StoryCoordinator:
         # One settle pass per turn: events ended at adoption, events this input interrupted and
         # earlier unknowns, each attempted once at this source position (deferred: beside the actor).
         if not inp.deferred:
-            state = await self._settle(state, inp, out, past)
+            state = await self._settle(state, inp, out, material.past_plan)
         narrative = state.narrative
         if not inp.deferred or initialized:
-            narrative = await self._plan_if_needed(state, ctx, out, setting)
+            narrative = await self._plan_if_needed(state, ctx, out, material.plan)
         hold = bool(unresolved(state))
         deal = await self.deal.execute(DealInput(ctx, narrative, prep.stage.event.phase, hold=hold))  # type: ignore[arg-type]
         out.tool_calls.append("narrative_deal_beat")
@@ -374,4 +379,4 @@ class StoryCoordinator:
         out.candidate = replace(state, world=prep.snapshot, narrative=deal.snapshot, source_position=inp.source_position)
         out.outcome = "prepared"
         if inp.deferred and (hold or deal.snapshot.need_plan):
-            out.beside = (past, setting)
+            out.beside = (material.past_plan, material.plan)

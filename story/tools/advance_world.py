@@ -16,6 +16,7 @@ from story.tools import bounds as b
 from story.tools.common import (
     Diagnostic, InvalidToolInput, StoryContext, StoryModelConfig, StoryTool, ToolHooks, Usage,
 )
+from story.tools.material import ACTION_LIMIT, bound_material
 from story.tools.structured import call_structured
 from story.world.advance import (
     CHOICES_MAX, NEW_SEEDS_MAX, OFFSTAGE_RESULTS_MAX, AdvanceProposal, advance_constraints, commit_turn,
@@ -72,7 +73,7 @@ def _messages(prep: StoryPreparedTurn, prose: str, lang: str, world_context: str
         f"User action: {prep.user_text}\nFlags: {', '.join(prep.flags) or '-'}\n"
         f"Pending invitation: {demand.invitation if demand and not demand.delivered else '(none)'}\n"
         f"Pending consequences:\n{inj}\nBackgrounds:\n{bgs}\nHidden threads:\n{ucs}\n"
-        f"Story material:\n{world_context[:6000]}\n\nAccepted text:\n{prose}"
+        f"Story material:\n{world_context}\n\nAccepted text:\n{prose}"
     )
     return [ChatMessage("system", system), ChatMessage("user", user)]
 
@@ -104,12 +105,13 @@ class PovAdvanceWorldTool(StoryTool[AdvanceInput, AdvanceResult]):
         reserved = {nxt.id} if nxt is not None else set()
         proposal, usage, diags = None, Usage(), []
         if self.model is not None:
+            material, diags = bound_material(inp.world_context, ACTION_LIMIT, self.name)
             out = await call_structured(
-                self.model, ctx, "story.advance", _messages(prep, inp.writer.prose, ctx.language, inp.world_context),
+                self.model, ctx, "story.advance", _messages(prep, inp.writer.prose, ctx.language, material),
                 AdvanceProposal, lambda p: proposal_problems(w, with_fresh_ids(w, p, reserved), reserved),
                 constraints=advance_constraints(w),
             )
-            usage, diags = out.usage, list(out.diagnostics)
+            usage, diags = out.usage, [*diags, *out.diagnostics]
             if not out.ok:
                 diags.append(Diagnostic("advance_pending", "no reliable world proposal; prepared state kept"))
                 return AdvanceResult("pending", w, diagnostics=diags, usage=usage)

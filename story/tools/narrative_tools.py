@@ -30,6 +30,7 @@ from story.tools import prompts
 from story.tools.common import (
     Diagnostic, InvalidToolInput, StoryContext, StoryModelConfig, StoryTool, ToolHooks, Usage,
 )
+from story.tools.material import bounded_setting
 from story.tools.structured import call_structured
 
 
@@ -96,7 +97,7 @@ class NarrativePlanCycleTool(_ModelTool):
         p = n.policy
         system = self.options.prompt or prompts.PLAN.format(lo=p.plan_min_goals, hi=p.plan_max_goals, sub=p.plan_min_sub_goals)
         out = await call_structured(self.model, ctx, "story.plan_cycle",
-                                    _msgs(system, f"{narrative_brief(n)}\n\nSetting:\n{inp.setting[:12000]}", ctx.language),
+                                    _msgs(system, f"{narrative_brief(n)}\n\nSetting:\n{bounded_setting(inp.setting)}", ctx.language),
                                     PlanProposal, lambda v: plan_problems(n, with_fresh_ids(n, v)),
                                     constraints=plan_constraints(n))  # fmt: skip
         if not out.ok:
@@ -138,7 +139,7 @@ class NarrativeRebranchTool(_ModelTool):
         if n.clock.rebranched_turn_id == ctx.turn_id:
             return NarrativeResult(n, diagnostics=[Diagnostic("rebranch_duplicate")], outcome="duplicate")
         task = prompts.REBRANCH_MAIN.format(direction=inp.direction) if inp.scope == "main" else prompts.REBRANCH_SUB
-        user = f"{narrative_brief(n)}\n\nSetting:\n{inp.setting[:12000]}"
+        user = f"{narrative_brief(n)}\n\nSetting:\n{bounded_setting(inp.setting)}"
         out = await call_structured(self.model, ctx, "story.rebranch", _msgs(self.options.prompt or task, user, ctx.language),
                                     rebranch_output(inp.scope), lambda v: rebranch_problems(inp.scope, v))
         if not out.ok:

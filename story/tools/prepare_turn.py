@@ -18,6 +18,7 @@ from story.tools.common import (
     Diagnostic, InvalidToolInput, PendingTurnUnresolved, StoryContext, StoryModelConfig,
     StoryTool, ToolHooks, Usage,
 )
+from story.tools.material import ACTION_LIMIT, bound_material
 from story.tools.structured import call_structured
 from story.world.mechanics import run_mechanics
 from story.world.stage import StoryPreparedTurn, build_stage, restore_prepared
@@ -101,7 +102,7 @@ def _classify_messages(w: WorldSnapshot, text: str, lang: str, world_context: st
         f"Language: {lang}\nCurrent event: {w.foreground.title} ({w.foreground.phase})\n"
         f"Companions: {', '.join(w.foreground.participants) or '(none)'}\n"
         f"Available events:\n{targets}\nDelivered invitation: {invitation}\n"
-        f"Story material:\n{world_context[:6000]}\n\nUser action: {text}"
+        f"Story material:\n{world_context}\n\nUser action: {text}"
     )
     return [ChatMessage("system", system), ChatMessage("user", user)]
 
@@ -144,12 +145,13 @@ class PovPrepareTurnTool(StoryTool[PrepareInput, StoryPreparedTurn]):
             intent = Intent("normal")
             diags.append(Diagnostic("classification_skipped", "no available event or delivered invitation"))
         else:
+            material, diags = bound_material(inp.world_context, ACTION_LIMIT, self.name)
             out = await call_structured(
-                self.model, ctx, "story.prepare", _classify_messages(w, text, ctx.language, inp.world_context),
+                self.model, ctx, "story.prepare", _classify_messages(w, text, ctx.language, material),
                 ActionClassification, lambda c: intent_problems(w, classified_intent(w, c)),
                 constraints=b.one_of("target_id", action_targets(w)),
             )
-            usage, diags = out.usage, list(out.diagnostics)
+            usage, diags = out.usage, [*diags, *out.diagnostics]
             if out.ok:
                 intent = classified_intent(w, out.value)
             else:
