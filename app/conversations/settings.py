@@ -96,6 +96,7 @@ def parse_settings(raw: dict[str, Any] | None, base: dict[str, Any] | None = Non
     Nested blocks merge one level deep, so ``{"autoReply": {"enabled": false}}`` keeps the other
     auto-reply values."""
     merged: dict[str, Any] = dict(base or {})
+    raw = _story_on_when_given(raw)
     for key, value in (raw or {}).items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = {**merged[key], **value}
@@ -112,11 +113,22 @@ def parse_settings(raw: dict[str, Any] | None, base: dict[str, Any] | None = Non
         )
     if settings.story.enabled and not settings.story.model_config_id:
         raise ValidationFailed(
-            "invalid settings: story.modelConfigId is required when story.enabled is true",
+            "invalid settings: story.modelConfigId is required when the Story is on (a story object without "
+            '"enabled": false turns it on)',
             code="invalid_settings",
         )
     _check_model_configs(settings, model_config_ids if model_config_ids is not None else _known_model_configs)
     return settings
+
+
+def _story_on_when_given(raw: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The product seed's rule for ``storyV1``: on when the object is present and ``enabled`` is not
+    false. So a ``story`` object that leaves ``enabled`` out turns the Story on (a PATCH that only
+    changes other Story fields of a disabled Story says ``"enabled": false`` to keep it off)."""
+    story = (raw or {}).get("story")
+    if isinstance(story, dict) and "enabled" not in story:
+        return {**raw, "story": {**story, "enabled": True}}  # type: ignore[dict-item]
+    return raw
 
 
 def dump_settings(settings: ConversationSettings) -> dict[str, Any]:
