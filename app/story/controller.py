@@ -1,8 +1,10 @@
 """Story HTTP under ``/v1/conversations/{id}/story/{agentId}``.
 
 ``GET``: the status report (owner or admin).
+``POST …/reset`` (owner or admin): the scope starts over from a fresh initialisation on the next
+turn; the old state is kept as a quarantine record of status ``reset``.
 Admin only, the scope's quarantined events:
-``GET …/quarantine?status=``: the records (``status``: quarantined (default) | released | discarded | all).
+``GET …/quarantine?status=``: the records (``status``: quarantined (default) | released | discarded | reset | all).
 ``POST …/quarantine/{recordId}/release``: re-queue the event for settlement (one CAS write).
 ``POST …/quarantine/{recordId}/discard``: drop it (kept as ``discarded`` until retention).
 """
@@ -17,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.tokens import Principal
 from app.story import service
-from app.story.service import QuarantineOut, StoryStatusOut
+from app.story.service import QuarantineOut, StoryResetOut, StoryStatusOut
 
 
 class StoryController(Controller):
@@ -29,9 +31,14 @@ class StoryController(Controller):
                      principal: Principal) -> StoryStatusOut:  # fmt: skip
         return await service.story_status(session, principal, conversation_id, agent_id)
 
+    @post("/{agent_id:str}/reset", status_code=200)
+    async def reset(self, conversation_id: str, agent_id: str, session: AsyncSession,
+                    principal: Principal) -> StoryResetOut:  # fmt: skip
+        return await service.reset_story(session, principal, conversation_id, agent_id)
+
     @get("/{agent_id:str}/quarantine")
     async def quarantine(self, conversation_id: str, agent_id: str, session: AsyncSession, principal: Principal,
-                         status: Literal["quarantined", "released", "discarded", "all"] = Parameter(query="status", default="quarantined")) -> list[QuarantineOut]:  # fmt: skip
+                         status: Literal["quarantined", "released", "discarded", "reset", "all"] = Parameter(query="status", default="quarantined")) -> list[QuarantineOut]:  # fmt: skip
         return await service.list_quarantine(session, principal, conversation_id=conversation_id, agent_id=agent_id,
                                              status=status)  # fmt: skip
 

@@ -15,7 +15,8 @@ records go before open ones, oldest first. It is an operator's work queue, not a
 (the seed's Axon ledger is bounded the same way).
 
 ``last_outcome`` also keeps ``lastFailure`` (kind, reason, at, count in a row, total) across later
-successes, so the status report shows what failed last, when, and how often.
+successes, so the status report shows what failed last, when, and how often; and ``lastReset``
+(at, by, previousStatus, previousRevision, archivedId, total) once the scope was reset.
 """
 
 from __future__ import annotations
@@ -165,6 +166,12 @@ async def _with_last_failure(session: AsyncSession, row_id: int, status: str,
                 "count": int(out.get("failures") or 1), "total": total}  # fmt: skip
     if last is not None:
         out["lastFailure"] = last
+    reset = prev.get("lastReset")
+    if out.get("kind") == "reset":
+        reset = {key: out.get(key) for key in ("at", "by", "previousStatus", "previousRevision", "archivedId")}
+        reset["total"] = int((prev.get("lastReset") or {}).get("total") or 0) + 1
+    if reset is not None:
+        out["lastReset"] = reset
     return out
 
 
@@ -257,3 +264,35 @@ async def resolve_quarantined(session: AsyncSession, record_id: str, status: str
             raise StaleStateWrite(expected, actual)
     await session.commit()
     return True
+
+
+async def reset_state(session: AsyncSession, row_id: int, expected_revision: int, *, record_id: str,
+                      archived: dict[str, Any], last_outcome: dict[str, Any]) -> int:
+    """Start the scope over: in one transaction, the state row (still at ``expected_revision``)
+    loses its envelope (the next turn initialises afresh) and the old state is kept as a
+    ``story_quarantine`` record ``record_id`` of status ``reset`` for an admin. Returns the new revision.
+    A writer that read the old revision meanwhile gets ``StaleStateWrite``. Commits."""
+    outcome = await _with_last_failure(session, row_id, "reset", last_outcome)
+    result = await session.execute(
+        update(StoryState)
+        .where(StoryState.id == row_id, StoryState.revision == expected_revision)
+        .values(revision=StoryState.revision + 1, status="reset", envelope=None, quarantine=[],
+                last_outcome=outcome, updated_at=utcnow())
+        .returning(StoryState.revision, StoryState.owner_id, StoryState.conversation_id, StoryState.agent_id)
+        .execution_options(synchronize_session=False)
+    )  # fmt: skip
+    row = result.one_or_none()
+    if row is None:
+        await session.rollback()
+        actual = await session.scalar(select(StoryState.revision).where(StoryState.id == row_id))
+        raise StaleStateWrite(expected_revision, actual)
+    now = utcnow()
+    session.add(StoryQuarantine(
+        id=record_id, state_id=row_id, owner_id=row.owner_id, conversation_id=row.conversation_id,
+        agent_id=row.agent_id, event_id=f"reset@{expected_revision}:{record_id}", reason=str(archived["reason"])[:500],
+        record=archived, status="reset", created_at=now,
+    ))  # fmt: skip
+    await session.flush()
+    await _apply_retention(session, row_id, now)
+    await session.commit()
+    return int(row.revision)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import base64
+
 import msgspec
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -19,7 +21,7 @@ from app.api.schemas import ApiStruct
 from app.auth.tokens import Principal
 from app.conversations.service import get_owned
 from app.conversations.settings import StorySettings
-from app.db.models import Conversation, ConversationMember, StoryQuarantine
+from app.db.models import Conversation, ConversationMember, StoryQuarantine, new_id, utcnow
 from app.errors import Conflict, NotFound
 from app.story import repository
 from app.story.repository import StoryScope
@@ -39,7 +41,7 @@ class LastFailure(ApiStruct, kw_only=True):
 class StoryStatusOut(ApiStruct):
     conversation_id: str
     agent_id: str
-    # not_started | init_failed | waiting_for_acceptance | accepted | failed | state_too_large | unreadable
+    # not_started | init_failed | waiting_for_acceptance | accepted | failed | state_too_large | unreadable | reset
     status: str
     revision: int
     updated_at: datetime | None = None
@@ -75,7 +77,7 @@ async def story_status(session: AsyncSession, principal: Principal, conversation
                          failure_count=repository.prior_failures(stored),
                          last_failure=_last_failure(stored.last_outcome))  # fmt: skip
     if stored.envelope is None:
-        out.status = "not_started" if stored.status == "empty" else stored.status
+        out.status = "not_started" if stored.status == "empty" else stored.status  # also "reset": starts next turn
         return out
     try:
         state = deserialize_state(stored.envelope, agent_id)
@@ -87,6 +89,41 @@ async def story_status(session: AsyncSession, principal: Principal, conversation
     if principal.is_admin:
         out.state = msgspec.to_builtins(state)
     return out
+
+
+class StoryResetOut(ApiStruct):
+    conversation_id: str
+    agent_id: str
+    revision: int  # the scope's new revision; the next turn initialises the Story afresh
+    previous_status: str
+    previous_revision: int
+    archived_id: str  # the old state, kept as a quarantine record of status "reset" (admin)
+
+
+async def reset_story(session: AsyncSession, principal: Principal, conversation_id: str, agent_id: str) -> StoryResetOut:
+    """Owner or admin: a halted (``state_too_large``), failed or unreadable scope, or any other,
+    starts over. The old state is kept for an admin (``GET …/quarantine?status=reset``) and the
+    reset is recorded in the report (``lastOutcome.kind = "reset"``, ``lastOutcome.lastReset``)."""
+    conv = await _conversation(session, principal, conversation_id)
+    stored = await repository.read(session, StoryScope(conv.owner_id, conv.id, agent_id))
+    if stored is None:
+        member = await session.scalar(select(ConversationMember.id).where(
+            ConversationMember.conversation_id == conv.id, ConversationMember.agent_id == agent_id))  # fmt: skip
+        if member is None:
+            raise NotFound(f"agent {agent_id} is not in conversation {conv.id}", code="agent_not_found")
+        raise Conflict(f"the Story of agent {agent_id} has not started in conversation {conv.id}: nothing to reset",
+                       code="story_not_started")  # fmt: skip
+    at, record_id = utcnow().isoformat(), new_id()
+    archived = {"kind": "reset", "reason": f"reset by {principal.user_id} (was {stored.status})",
+                "previous_status": stored.status, "previous_revision": stored.revision, "reset_by": principal.user_id,
+                "at": at, "last_outcome": stored.last_outcome,
+                "envelope_b64": base64.b64encode(stored.envelope).decode() if stored.envelope is not None else None}  # fmt: skip
+    outcome = {"kind": "reset", "at": at, "by": principal.user_id, "previousStatus": stored.status,
+               "previousRevision": stored.revision, "archivedId": record_id, "toolCalls": []}  # fmt: skip
+    revision = await repository.reset_state(session, stored.id, stored.revision, record_id=record_id,
+                                            archived=archived, last_outcome=outcome)  # fmt: skip
+    return StoryResetOut(conversation_id=conv.id, agent_id=agent_id, revision=revision, previous_status=stored.status,
+                         previous_revision=stored.revision, archived_id=record_id)  # fmt: skip
 
 
 def _last_failure(outcome: dict[str, Any] | None) -> LastFailure | None:
@@ -114,11 +151,23 @@ class QuarantineOut(ApiStruct):
     owner_id: str
     event_id: str
     reason: str
-    status: str  # quarantined | released | discarded
+    status: str  # quarantined | released | discarded | reset
     attempt_positions: list[int]
     message_ids: list[str]
     created_at: datetime
     resolved_at: datetime | None = None
+    kind: str = "event"  # "event": an event kept for settlement; "reset": a state archived by a reset
+    previous_state: dict[str, Any] | None = None  # a reset record's old state, decoded (when it was readable)
+
+
+def _previous_state(row: StoryQuarantine) -> dict[str, Any] | None:
+    raw = (row.record or {}).get("envelope_b64")
+    if row.status != "reset" or not raw:
+        return None
+    try:
+        return msgspec.to_builtins(deserialize_state(base64.b64decode(raw), row.agent_id))
+    except Exception:  # noqa: BLE001 - an unreadable old state is still kept, only not shown decoded
+        return None
 
 
 def _out(row: StoryQuarantine) -> QuarantineOut:
@@ -129,6 +178,7 @@ def _out(row: StoryQuarantine) -> QuarantineOut:
         attempt_positions=list(rec.get("attempt_positions") or []),
         message_ids=[r.get("message_id", "") for r in rec.get("refs") or [] if isinstance(r, dict)],
         created_at=row.created_at, resolved_at=row.resolved_at,
+        kind="reset" if row.status == "reset" else "event", previous_state=_previous_state(row),
     )  # fmt: skip
 
 
