@@ -51,3 +51,16 @@ def test_broken_toml_is_a_clear_error(tmp_path: Path) -> None:
     cfg.write_text("[server\nport=")
     with pytest.raises(SettingsError, match="not valid TOML"):
         load_settings({"COMPANION_DATA_DIR": str(tmp_path), "COMPANION_CONFIG": str(cfg)})
+
+
+def test_the_readme_settings_example_is_exactly_the_defaults() -> None:
+    import json
+    from pathlib import Path
+
+    from app.conversations.settings import dump_settings, parse_settings
+
+    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("Conversation settings (all optional")
+    block = readme[readme.index("```json\n", start) + len("```json\n"):]
+    shown = json.loads(block[: block.index("```")])
+    assert shown == dump_settings(parse_settings(None))
