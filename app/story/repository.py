@@ -90,6 +90,24 @@ async def ensure(session: AsyncSession, scope: StoryScope) -> StoredState:
     return found
 
 
+async def _swap(session: AsyncSession, row_id: int, expected_revision: int, values: dict[str, Any]) -> int:
+    """The one compare-and-swap: update the row while it still has ``expected_revision``, bumping the
+    revision in the same statement; otherwise roll back and raise ``StaleStateWrite``."""
+    result = await session.execute(
+        update(StoryState)
+        .where(StoryState.id == row_id, StoryState.revision == expected_revision)
+        .values(revision=StoryState.revision + 1, updated_at=utcnow(), **values)
+        .returning(StoryState.revision)
+        .execution_options(synchronize_session=False)
+    )
+    new_revision = result.scalar_one_or_none()
+    if new_revision is None:
+        await session.rollback()
+        actual = await session.scalar(select(StoryState.revision).where(StoryState.id == row_id))
+        raise StaleStateWrite(expected_revision, actual)
+    return int(new_revision)
+
+
 async def compare_and_swap(
     session: AsyncSession,
     row_id: int,
@@ -103,29 +121,18 @@ async def compare_and_swap(
     """Write when the row still has ``expected_revision``; returns the new revision. Commits.
 
     ``quarantine``: the records this save quarantined (stored in ``story_quarantine``)."""
-    values: dict[str, Any] = {"revision": StoryState.revision + 1, "status": status, "updated_at": utcnow()}
+    values: dict[str, Any] = {"status": status}
     if envelope is not msgspec.UNSET:
         values["envelope"] = envelope
     if quarantine is not None:
         values["quarantine"] = []  # the legacy column: records live in their own table
     if last_outcome is not None or status == "state_too_large":
         values["last_outcome"] = await _with_last_failure(session, row_id, status, last_outcome)
-    result = await session.execute(
-        update(StoryState)
-        .where(StoryState.id == row_id, StoryState.revision == expected_revision)
-        .values(**values)
-        .returning(StoryState.revision)
-        .execution_options(synchronize_session=False)
-    )
-    new_revision = result.scalar_one_or_none()
-    if new_revision is None:
-        await session.rollback()
-        actual = await session.scalar(select(StoryState.revision).where(StoryState.id == row_id))
-        raise StaleStateWrite(expected_revision, actual)
+    new_revision = await _swap(session, row_id, expected_revision, values)
     if quarantine:
         await _store_quarantine(session, row_id, quarantine)
     await session.commit()
-    return int(new_revision)
+    return new_revision
 
 
 async def record_outcome(session: AsyncSession, row_id: int, expected_revision: int, *, status: str,
@@ -253,15 +260,7 @@ async def resolve_quarantined(session: AsyncSession, record_id: str, status: str
         return False
     if state_write is not None:
         row_id, expected, envelope = state_write
-        result = await session.execute(
-            update(StoryState).where(StoryState.id == row_id, StoryState.revision == expected)
-            .values(revision=StoryState.revision + 1, envelope=envelope, updated_at=utcnow())
-            .returning(StoryState.revision).execution_options(synchronize_session=False)
-        )  # fmt: skip
-        if result.scalar_one_or_none() is None:
-            await session.rollback()
-            actual = await session.scalar(select(StoryState.revision).where(StoryState.id == row_id))
-            raise StaleStateWrite(expected, actual)
+        await _swap(session, row_id, expected, {"envelope": envelope})
     await session.commit()
     return True
 
@@ -273,19 +272,10 @@ async def reset_state(session: AsyncSession, row_id: int, expected_revision: int
     ``story_quarantine`` record ``record_id`` of status ``reset`` for an admin. Returns the new revision.
     A writer that read the old revision meanwhile gets ``StaleStateWrite``. Commits."""
     outcome = await _with_last_failure(session, row_id, "reset", last_outcome)
-    result = await session.execute(
-        update(StoryState)
-        .where(StoryState.id == row_id, StoryState.revision == expected_revision)
-        .values(revision=StoryState.revision + 1, status="reset", envelope=None, quarantine=[],
-                last_outcome=outcome, updated_at=utcnow())
-        .returning(StoryState.revision, StoryState.owner_id, StoryState.conversation_id, StoryState.agent_id)
-        .execution_options(synchronize_session=False)
-    )  # fmt: skip
-    row = result.one_or_none()
-    if row is None:
-        await session.rollback()
-        actual = await session.scalar(select(StoryState.revision).where(StoryState.id == row_id))
-        raise StaleStateWrite(expected_revision, actual)
+    revision = await _swap(session, row_id, expected_revision,
+                           {"status": "reset", "envelope": None, "quarantine": [], "last_outcome": outcome})
+    row = await session.get(StoryState, row_id)
+    assert row is not None
     now = utcnow()
     session.add(StoryQuarantine(
         id=record_id, state_id=row_id, owner_id=row.owner_id, conversation_id=row.conversation_id,
@@ -295,4 +285,4 @@ async def reset_state(session: AsyncSession, row_id: int, expected_revision: int
     await session.flush()
     await _apply_retention(session, row_id, now)
     await session.commit()
-    return int(row.revision)
+    return revision

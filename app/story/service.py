@@ -8,10 +8,9 @@ missing one.
 
 from __future__ import annotations
 
+import base64
 from datetime import datetime
 from typing import Any
-
-import base64
 
 import msgspec
 from sqlalchemy import select
@@ -63,14 +62,19 @@ async def _conversation(session: AsyncSession, principal: Principal, conversatio
     return conv
 
 
+async def _require_member(session: AsyncSession, conv: Conversation, agent_id: str) -> None:
+    """A scope with no state row yet: a 404 unless the agent is a member of the conversation."""
+    member = await session.scalar(select(ConversationMember.id).where(
+        ConversationMember.conversation_id == conv.id, ConversationMember.agent_id == agent_id))  # fmt: skip
+    if member is None:
+        raise NotFound(f"agent {agent_id} is not in conversation {conv.id}", code="agent_not_found")
+
+
 async def story_status(session: AsyncSession, principal: Principal, conversation_id: str, agent_id: str) -> StoryStatusOut:
     conv = await _conversation(session, principal, conversation_id)
     stored = await repository.read(session, StoryScope(conv.owner_id, conv.id, agent_id))
     if stored is None:
-        member = await session.scalar(select(ConversationMember.id).where(
-            ConversationMember.conversation_id == conv.id, ConversationMember.agent_id == agent_id))  # fmt: skip
-        if member is None:
-            raise NotFound(f"agent {agent_id} is not in conversation {conv.id}", code="agent_not_found")
+        await _require_member(session, conv, agent_id)
         return StoryStatusOut(conversation_id=conv.id, agent_id=agent_id, status="not_started", revision=0)
     out = StoryStatusOut(conversation_id=conv.id, agent_id=agent_id, status=stored.status, revision=stored.revision,
                          updated_at=stored.updated_at, last_outcome=stored.last_outcome,
@@ -107,10 +111,7 @@ async def reset_story(session: AsyncSession, principal: Principal, conversation_
     conv = await _conversation(session, principal, conversation_id)
     stored = await repository.read(session, StoryScope(conv.owner_id, conv.id, agent_id))
     if stored is None:
-        member = await session.scalar(select(ConversationMember.id).where(
-            ConversationMember.conversation_id == conv.id, ConversationMember.agent_id == agent_id))  # fmt: skip
-        if member is None:
-            raise NotFound(f"agent {agent_id} is not in conversation {conv.id}", code="agent_not_found")
+        await _require_member(session, conv, agent_id)
         raise Conflict(f"the Story of agent {agent_id} has not started in conversation {conv.id}: nothing to reset",
                        code="story_not_started")  # fmt: skip
     at, record_id = utcnow().isoformat(), new_id()
