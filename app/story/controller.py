@@ -2,7 +2,8 @@
 
 ``GET``: the status report (owner or admin).
 ``POST …/reset`` (owner or admin): the scope starts over from a fresh initialisation on the next
-turn; the old state is kept as a quarantine record of status ``reset``.
+turn; the old state is kept as a quarantine record of status ``reset``. The same reset also answers
+at ``POST /v1/conversations/{id}/agents/{agentId}/story/reset`` (the path issue 31 names).
 Admin only, the scope's quarantined events:
 ``GET …/quarantine?status=``: the records (``status``: quarantined (default) | released | discarded | reset | all).
 ``POST …/quarantine/{recordId}/release``: re-queue the event for settlement (one CAS write).
@@ -51,3 +52,10 @@ class StoryController(Controller):
     async def discard(self, conversation_id: str, agent_id: str, record_id: str, session: AsyncSession,
                       principal: Principal) -> QuarantineOut:  # fmt: skip
         return await service.discard_quarantined(session, principal, record_id, (conversation_id, agent_id))
+
+
+@post("/v1/conversations/{conversation_id:str}/agents/{agent_id:str}/story/reset", status_code=200, tags=["story"])
+async def reset_by_member_path(conversation_id: str, agent_id: str, session: AsyncSession,
+                               principal: Principal) -> StoryResetOut:  # fmt: skip
+    """The member-scoped spelling of ``POST …/story/{agentId}/reset``."""
+    return await service.reset_story(session, principal, conversation_id, agent_id)

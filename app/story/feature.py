@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.story.controller import StoryController
+from app.story.controller import StoryController, reset_by_member_path
 from app.story.hooks import StoryHooks
 
-route_handlers: list[Any] = [StoryController]
+route_handlers: list[Any] = [StoryController, reset_by_member_path]
 
 
 def plugin(settings: Any, sessions: Any, model: Any) -> Any | None:

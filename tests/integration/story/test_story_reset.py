@@ -73,3 +73,16 @@ async def test_reset_is_for_the_owner_or_an_admin_and_needs_a_started_scope(stor
     assert twice.status_code == 200 and twice.json()["previousStatus"] == "reset"  # idempotent in effect
     row = await state_row(engine, conv["id"], lia["id"])
     assert row.envelope is None and row.status == "reset"
+
+
+async def test_the_member_scoped_path_is_the_same_reset(story_api, world, engine) -> None:
+    conv, (lia, heng, _), _ = await _halted(story_api, world, engine)
+    base = f"/v1/conversations/{conv['id']}/agents"
+    not_started = await story_api.client.post(f"{base}/{heng['id']}/story/reset", headers=ALICE)
+    assert not_started.status_code == 409 and not_started.json()["code"] == "story_not_started"
+    other = await story_api.client.post(f"{base}/{lia['id']}/story/reset", headers=BOB)
+    assert other.status_code == 404 and other.json()["code"] == "conversation_not_found"
+    resp = await story_api.client.post(f"{base}/{lia['id']}/story/reset", headers=ALICE)
+    assert resp.status_code == 200, resp.text
+    row = await state_row(engine, conv["id"], lia["id"])
+    assert row.envelope is None and row.status == "reset"
