@@ -1,5 +1,6 @@
 """Agent replies: generate from the actor prompt (``actor_prompt``), check, regenerate once on a
-failed check, drop when the regeneration fails too."""
+failed check, drop when the regeneration fails too; a transient model failure is asked for again
+(the same request) up to twice before it drops the reply."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from app.llm.usage import add_usage
 from app.turns.actor_prompt import ActorPrompt
 from app.turns.drafts import DraftChannel
 from app.turns.quality import reply_problems, strip_own_label
+
+
+MODEL_FAILURE_RETRIES = 2  # same-request retries of a reply after a transient failure the gateway could not retry
 
 
 class Reply(msgspec.Struct, kw_only=True):
@@ -47,9 +51,13 @@ async def generate_checked(
 ) -> Reply:
     """Generate, check, regenerate once with the problems named, then drop if still failing.
 
-    With a ``channel`` each attempt is streamed as a draft (``message.delta``) and a draft that
-    fails its checks is taken back (``message.discarded``). ``problems`` of a dropped reply are
-    those of the regenerated draft; ``regenerated_for`` those of the first."""
+    Two budgets, kept apart: failed checks regenerate once (with the correction); a transient model
+    failure the gateway could not retry itself (a stream cut after its first words, a call whose
+    retries ran out of time) asks for the same request again, up to ``MODEL_FAILURE_RETRIES``
+    times, and is raised after that. With a ``channel`` each attempt is streamed as a draft
+    (``message.delta``) and a draft that fails (checks or stream) is taken back
+    (``message.discarded``). ``problems`` of a dropped reply are those of the last draft;
+    ``regenerated_for`` those of the earlier attempts."""
     started = time.perf_counter()
     usage = Usage()
     problems: list[str] = []
@@ -57,28 +65,26 @@ async def generate_checked(
     text = ""
     first: list[str] = []
     checks = prompt.checks
-    failed_call = False
-    for attempt in (1, 2):
-        current = prompt.request
-        if attempt == 2:
-            first = problems
-            # After a model failure the same request again; after failed checks, the correction.
-            current = prompt.request if failed_call else prompt.retry(problems).request
+    request = prompt.request
+    failures_left, regenerations_left = MODEL_FAILURE_RETRIES, 1
+    attempt = 0
+    while True:
+        attempt += 1
         draft = channel.new() if channel is not None else None
         try:
-            result = await (stream_or_complete(model, current, draft.delta) if draft is not None
-                            else model.complete(current))  # fmt: skip
+            result = await (stream_or_complete(model, request, draft.delta) if draft is not None
+                            else model.complete(request))  # fmt: skip
         except ModelCircuitOpen:
             raise  # the model is down: no second call into an open breaker
         except UpstreamError as exc:
-            # A transient failure the gateway could not retry itself (a stream cut after the user
-            # saw its first words): the draft is taken back and the reply asked for once more.
-            if attempt == 2 or not exc.retryable:
+            if failures_left == 0 or not exc.retryable:
                 raise
-            failed_call, problems = True, [f"model_error: {exc.code}: {exc.message[:200]}"]
+            failures_left -= 1
+            failure = [f"model_error: {exc.code}: {exc.message[:200]}"]
+            first = [*first, *failure]
             if draft is not None:
-                await draft.discard(problems)
-            continue
+                await draft.discard(failure)
+            continue  # the same request again (after failed checks, still the correction)
         usage = add_usage(usage, result.usage)
         text = strip_own_label(result.text or "", checks.own_names)
         problems = reply_problems(
@@ -93,5 +99,10 @@ async def generate_checked(
                          first_token_ms=getattr(result, "first_token_ms", None))  # fmt: skip
         if draft is not None:
             await draft.discard(problems)
-    return Reply(agent_id=agent.id, text=text, model=result.model if result else "", usage=usage, attempts=2,
+        if regenerations_left == 0:
+            break
+        regenerations_left -= 1
+        first = [*first, *problems]
+        request = prompt.retry(problems).request
+    return Reply(agent_id=agent.id, text=text, model=result.model if result else "", usage=usage, attempts=attempt,
                  problems=problems, regenerated_for=first, dropped=True, ms=(time.perf_counter() - started) * 1000)  # fmt: skip
