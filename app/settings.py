@@ -35,6 +35,7 @@ class Limits(msgspec.Struct, frozen=True):
     max_page_size: int = 200
     max_title_chars: int = 200
     max_prompt_chars: int = 8000
+    max_message_versions: int = 8  # versions an agent message keeps (regenerate adds one): issue 27
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -90,6 +91,7 @@ _LIMITS: list[tuple[str, str, str]] = [
     ("max_page_size", "MAX_PAGE_SIZE", "limits.maxPageSize"),
     ("max_title_chars", "MAX_TITLE_CHARS", "limits.maxTitleChars"),
     ("max_prompt_chars", "MAX_PROMPT_CHARS", "limits.maxPromptChars"),
+    ("max_message_versions", "MAX_MESSAGE_VERSIONS", "limits.maxMessageVersions"),
 ]
 
 

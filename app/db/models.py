@@ -110,7 +110,7 @@ class ConversationMember(Base):
 class Turn(Base):
     __tablename__ = "turns"
     __table_args__ = (
-        CheckConstraint("status IN ('running', 'completed', 'failed')", name="status"),
+        CheckConstraint("status IN ('running', 'completed', 'failed', 'cancelled')", name="status"),
         UniqueConstraint("conversation_id", "idempotency_key", name="uq_turns_conversation_idempotency"),
         Index("ix_turns_conversation_created", "conversation_id", "created_at"),
         Index("ix_turns_created", "created_at"),
@@ -138,6 +138,9 @@ class Turn(Base):
     # (its process died) and the next turn may take the conversation over.
     lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     # --- end running-turn lease ---
+    # Stop (issue 27, migration 0012): set by POST …/turns/{id}/cancel on any replica; the process
+    # holding the lease reads it on each heartbeat and cancels its turn.
+    cancel_requested_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class Message(Base):
@@ -164,6 +167,51 @@ class Message(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     edited_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # Versions and rewind (issue 27, migration 0012): ``selected_version`` is the number of the
+    # ``message_versions`` row whose text ``content`` holds (null: never regenerated, one version);
+    # ``hidden_at``/``hidden_by`` mark a message rewound away (a hidden branch: kept, not listed).
+    selected_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    hidden_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    hidden_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
+
+
+class MessageVersion(Base):
+    """One version of an agent message: its text, model and why it exists (``original``,
+    ``regenerate``). The message row carries the selected one's text, so every reader sees it."""
+
+    __tablename__ = "message_versions"
+    __table_args__ = (
+        UniqueConstraint("message_id", "number", name="uq_message_versions_message_number"),
+        Index("ix_message_versions_conversation_created", "conversation_id", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    message_id: Mapped[str] = mapped_column(String(32), ForeignKey("messages.id", ondelete="CASCADE"))
+    conversation_id: Mapped[str] = mapped_column(String(32), ForeignKey("conversations.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    content: Mapped[str] = mapped_column(Text)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    model: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    reason: Mapped[str] = mapped_column(String(32))
+    metadata_json: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ConversationControl(Base):
+    """A user's steering of a conversation after the fact (issue 27): ``regenerate``, ``select``
+    (a swipe to another version), ``rewind``, ``cancel``; one row each, for analytics."""
+
+    __tablename__ = "conversation_controls"
+    __table_args__ = (Index("ix_conversation_controls_created", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    conversation_id: Mapped[str] = mapped_column(String(32), ForeignKey("conversations.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))
+    agent_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    message_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    turn_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    details: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class SpeakerDecision(Base):
@@ -352,6 +400,23 @@ class StoryQuarantine(Base):
     status: Mapped[str] = mapped_column(String(16), default="quarantined")  # quarantined | released | discarded
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class StoryCheckpoint(Base):
+    """A Story state as it was written, with the conversation's ``last_seq`` then (issue 27): a
+    rewind to a message restores the newest checkpoint at or before it. Bounded per state."""
+
+    __tablename__ = "story_checkpoints"
+    __table_args__ = (Index("ix_story_checkpoints_state_seq", "state_id", "at_seq"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    state_id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), ForeignKey("story_states.id", ondelete="CASCADE"))
+    revision: Mapped[int] = mapped_column(Integer)
+    at_seq: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(32))
+    envelope: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 # -- end issue 14 -------------------------------------------------------------------------------
