@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, delete, get, patch, post, put
 from litestar.datastructures import State
 from litestar.params import Parameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.tokens import Principal
 from app.errors import ValidationFailed
-from app.messages import service
-from app.messages.schemas import MessageCreate, MessageEdit, MessageOut, MessagePage
+from app.messages import service, versions
+from app.messages.schemas import MessageCreate, MessageEdit, MessageOut, MessagePage, MessageVersions, VersionSelect
 
 MAX_SEQ = 2**53  # message seqs are BIGINT; a cursor past this cannot exist (and stays exact in JSON)
 MAX_LIMIT = 10_000  # the documented ceiling; COMPANION_MAX_PAGE_SIZE (default 200) is the effective one
@@ -75,3 +75,27 @@ class MessageController(Controller):
     @delete("/{message_id:str}")
     async def remove(self, conversation_id: str, message_id: str, session: AsyncSession, principal: Principal) -> None:
         await service.delete_message(session, principal.user_id, conversation_id, message_id)
+
+    @get("/{message_id:str}/versions")
+    async def list_versions(
+        self, conversation_id: str, message_id: str, session: AsyncSession, principal: Principal
+    ) -> MessageVersions:
+        """Every version of the message (regenerate adds one), oldest first, and the selected one."""
+        return await versions.list_versions(session, principal.user_id, conversation_id, message_id)
+
+    @put("/{message_id:str}/selected")
+    async def select_version(
+        self, conversation_id: str, message_id: str, data: VersionSelect, session: AsyncSession,
+        principal: Principal, state: State,
+    ) -> MessageOut:
+        """Switch the message to another version: later prompts, the Story's adoption (an edit, for
+        the next turn), suggestions and analytics see it. ``message.version_selected`` on SSE."""
+        message, before = await versions.select_version(session, principal.user_id, conversation_id, message_id,
+                                                        data.version)  # fmt: skip
+        out = service.to_out(message)
+        if message.selected_version != before and message.selected_version is not None:
+            await state.event_hub.append(conversation_id, None, [("message.version_selected", {
+                "conversationId": conversation_id, "messageId": message_id, "agentId": message.agent_id,
+                "previous": before, "selected": message.selected_version, "message": service.to_json(message),
+            })])  # fmt: skip
+        return out

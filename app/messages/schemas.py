@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
+
+from msgspec import Meta
 
 from app.api.schemas import ApiInput, ApiStruct
 
@@ -30,6 +32,28 @@ class MessageOut(ApiStruct):
     metadata: dict[str, Any]
     created_at: datetime
     edited_at: datetime | None
+    selected_version: int | None = None  # null: never regenerated (one version)
+
+
+class VersionSelect(ApiInput):
+    version: Annotated[int, Meta(ge=1, le=1000)]
+
+
+class MessageVersionOut(ApiStruct):
+    number: int
+    content: str
+    content_hash: str
+    model: str | None
+    reason: str  # original | regenerate
+    metadata: dict[str, Any]
+    created_at: datetime
+    selected: bool
+
+
+class MessageVersions(ApiStruct):
+    message_id: str
+    selected: int
+    items: list[MessageVersionOut]
 
 
 class MessagePage(ApiStruct):

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.conversations.service import get_owned
 from app.db.models import Conversation, Message, utcnow
 from app.errors import NotFound, PayloadTooLarge, ValidationFailed
+from app.messages import versions
 from app.messages.schemas import MessageOut, MessagePage
 from app.messages.store import InTransaction, content_hash, insert_message
 from app.settings import Limits
@@ -22,7 +23,7 @@ def to_out(m: Message) -> MessageOut:
         id=m.id, conversation_id=m.conversation_id, turn_id=m.turn_id, seq=m.seq, role=m.role,
         agent_id=m.agent_id, content=m.content, content_hash=m.content_hash, reply_kind=m.reply_kind,
         respond_to_agent_id=m.respond_to_agent_id, metadata=m.metadata_json, created_at=m.created_at,
-        edited_at=m.edited_at,
+        edited_at=m.edited_at, selected_version=m.selected_version,
     )  # fmt: skip
 
 
@@ -117,6 +118,7 @@ async def edit_message(
     if row is None:
         await session.rollback()
         raise _message_not_found(message_id)
+    await versions.edited(session, message_id, row["selected_version"], content)
     await session.commit()
     return to_out(Message(**{**row, "edited_at": now}))
 

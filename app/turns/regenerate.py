@@ -1,7 +1,8 @@
 """Regenerate an agent message: the plain actor path (persona + transcript + the user message it
 answered), the same quality check, no Story prepare or write (issue: Story state only advances on
-turns). The message keeps its id and seq; its content, hash and ``edited_at`` change, and its
-metadata records the regeneration.
+turns). The message keeps its id and seq; the new reply is a new version of it (issue 27,
+``app.messages.versions``: the earlier ones are kept, the new one is selected), its content, hash
+and ``edited_at`` change, and its metadata records the regeneration.
 
 A regeneration holds its conversation's turn lock, exactly as a turn does (issue 33 item 8): it
 runs as a turn row without a user message (``repository.start_turn``), under the lease heartbeat,
@@ -33,6 +34,8 @@ from app.db import fence
 from app.db.models import Conversation, Message, utcnow
 from app.db.outage import as_unavailable
 from app.errors import Conflict, ModelTimeout, NotFound, ValidationFailed
+from app.messages import versions
+from app.messages.controls import record_control
 from app.messages.service import to_json as message_json
 from app.messages.store import content_hash
 from app.events.hub import EventHub
@@ -78,11 +81,17 @@ async def regenerate(pipeline: TurnPipeline, hub: EventHub, owner_id: str, conve
     """Check (404/422 before any lock), take the conversation's turn lock (409 while anything runs
     there), regenerate, and end the turn row whichever way it goes."""
     async with pipeline.sessions() as session:
-        await _target(session, owner_id, conversation_id, message_id)
+        target = await _target(session, owner_id, conversation_id, message_id)
+        await versions.check_room(session, target.message, pipeline.settings.limits.max_message_versions)
     started = await repository.start_turn(pipeline.sessions, owner_id, conversation_id, None, None,
                                           stale_after_s=pipeline.settings.turn_timeout_s * 2)  # fmt: skip
     await reaper.announce(hub, started.abandoned)  # the dead turn this one took over
-    return await run(pipeline, started, owner_id, message_id)
+    message = await run(pipeline, started, owner_id, message_id)
+    await hub.append(conversation_id, started.turn.id, [("message.version_added", {
+        "conversationId": conversation_id, "messageId": message.id, "agentId": message.agent_id,
+        "selected": message.selected_version, "message": message_json(message),
+    })])  # fmt: skip
+    return message
 
 
 async def run(pipeline: TurnPipeline, started: repository.StartedTurn, owner_id: str, message_id: str) -> Message:
@@ -159,13 +168,19 @@ async def _store(pipeline: TurnPipeline, conversation_id: str, message_id: str, 
             history: list[Any] = list(row.metadata_json.get("regenerations") or [])
             history.append({"at": now.isoformat(), "previousContentHash": row.content_hash, "model": reply.model,
                             "usage": usage_dict(reply.usage), "attempts": reply.attempts})  # fmt: skip
+            number = await versions.add(session, row, reply.text, model=reply.model, reason=versions.REGENERATE,
+                                        metadata={"usage": usage_dict(reply.usage), "attempts": reply.attempts},
+                                        limit=pipeline.settings.limits.max_message_versions)  # fmt: skip
             values = {"content": reply.text, "content_hash": content_hash(reply.text), "edited_at": now,
+                      "selected_version": number,
                       "metadata_json": {**row.metadata_json, "regenerations": history[-MAX_HISTORY:]}}  # fmt: skip
             done = await session.execute(
                 update(Message.__table__)
                 .where(m.id == message_id, m.content_hash == row.content_hash, m.deleted_at.is_(None)).values(**values)
             )  # fmt: skip
             if done.rowcount == 1:
+                await record_control(session, conversation_id, "regenerate", agent_id=row.agent_id, message_id=message_id,
+                                     details={"version": number})  # fmt: skip
                 await session.commit()
                 for key, value in values.items():
                     setattr(row, key, value)
