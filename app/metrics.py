@@ -10,6 +10,7 @@ server processes, scrape each one (the usual Prometheus set-up).
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
 import time
@@ -21,6 +22,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from app.errors import NotFound
+from app.llm.ledger import record_call
 
 log = logging.getLogger("app.metrics")
 
@@ -245,10 +247,15 @@ def observed_model_call(fn: Any) -> Any:
             config_id = "none"
         try:
             result = await fn(self, request, *args, **kwargs)
+        except asyncio.CancelledError:
+            record_call(request, started, "cancelled")
+            raise
         except Exception as exc:
             record_model_call(stage, config_id, time.perf_counter() - started, str(getattr(exc, "code", "error")))
+            record_call(request, started, str(getattr(exc, "code", "error")))
             raise
         record_model_call(stage, config_id, time.perf_counter() - started, "ok")
+        record_call(request, started, "ok", result)
         return result
 
     return wrapper

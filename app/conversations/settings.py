@@ -62,6 +62,9 @@ class ConversationSettings(ApiInput):
     story: StorySettings = msgspec.field(default_factory=StorySettings)
     auto_reply: AutoReplySettings = msgspec.field(default_factory=AutoReplySettings)
     selection: SelectionSettings = msgspec.field(default_factory=SelectionSettings)
+    # staged: the seed's pipeline (intent ∥ emotion, then the selector when the mode asks it);
+    # combined: one structured call for all three judgements (app/turns/combined.py).
+    orchestration: Literal["staged", "combined"] = "staged"
 
 
 _known_model_configs: frozenset[str] | None = None

@@ -21,6 +21,7 @@ STAGES: tuple[str, ...] = (
     "intent",
     "emotion",
     "select",
+    "combined",
     "actor",
     "cross_reply",
     "quality",

@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from app.llm.ledger import ledgered
 from app.llm.port import ModelResult, OnDelta
 from app.llm.streaming import emit_pieces
 from app.llm.structured import Structured
@@ -116,9 +117,11 @@ class ScriptedModel(Structured):
     def is_configured(self, stage: str) -> bool:
         return True
 
+    @ledgered
     async def complete(self, request: Any) -> ModelResult:
         return _to_result(self._next(request), request, self.model_name)
 
+    @ledgered
     async def stream(self, request: Any, on_delta: OnDelta) -> ModelResult:
         started = time.perf_counter()
         return await _stream(self._next(request), request, self.model_name, on_delta, started)
@@ -145,9 +148,11 @@ class FunctionModel(Structured):
     def is_configured(self, stage: str) -> bool:
         return True
 
+    @ledgered
     async def complete(self, request: Any) -> ModelResult:
         return _to_result(await self._answer(request), request, self.model_name)
 
+    @ledgered
     async def stream(self, request: Any, on_delta: OnDelta) -> ModelResult:
         started = time.perf_counter()
         return await _stream(await self._answer(request), request, self.model_name, on_delta, started)

@@ -24,12 +24,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db.fence import LeaseLost
 from app.db.outage import as_unavailable
+from app.llm.ledger import CallLedger, use_ledger
 from app.llm.port import Usage
 from app.llm.templates import PromptTemplates
 from app.llm.usage import add_usage
 from app.messages.service import to_json as message_json
 from app.settings import Settings
 from app.turns import records, repository
+from app.turns.combined import combined_applies, read_combined
 from app.turns.context import TurnContext, load_context
 from app.turns.cross_step import run_cross
 from app.turns.drafts import DraftChannel
@@ -39,7 +41,7 @@ from app.turns.judge import judge_reply, regeneration_note
 from app.turns.actor_prompt import ActorPrompt, actor_prompt
 from app.turns.replies import Reply, generate_checked
 from app.turns.repository import StartedTurn
-from app.turns.result import MessageMetadata, Speculation, TurnResult, usage_dict
+from app.turns.result import MessageMetadata, Speculation, TurnResult, turn_cost, usage_dict
 from app.turns.saving import Preps, merge_turn_result, record_dropped, save_reply
 from app.turns.selection import (
     Selection, decide, outcome, prepare_selection, run_selector, selector_may_disagree, speculative_ids,
@@ -141,11 +143,13 @@ class TurnPipeline:
         user_message = message_json(started.user_message) if started.user_message is not None else None
         await emit("turn.started", {"turnId": turn.id, "userMessage": user_message,
                                     "continuation": started.user_message is None})  # fmt: skip
+        ledger = CallLedger()
         try:
-            async with asyncio.timeout(self.settings.turn_timeout_s):
-                ctx = await load_context(self.sessions, started, self.settings.recent_window, continue_agent_id)
-                run.timings["context"] = run.since_start()
-                await self._steps(ctx, run, emit)
+            with use_ledger(ledger):
+                async with asyncio.timeout(self.settings.turn_timeout_s):
+                    ctx = await load_context(self.sessions, started, self.settings.recent_window, continue_agent_id)
+                    run.timings["context"] = run.since_start()
+                    await self._steps(ctx, run, emit)
             status, error = "completed", None
         except TimeoutError:
             status, error = "failed", {"code": "turn_timeout", "message": f"turn exceeded {self.settings.turn_timeout_s}s"}
@@ -161,7 +165,8 @@ class TurnPipeline:
         finally:
             await _cancel_jobs(run)
         run.timings["total"] = run.since_start()
-        orch = {**run.orchestration, "timings": run.timings, "usage": usage_dict(run.usage)}
+        orch = {**run.orchestration, "timings": run.timings, "usage": usage_dict(run.usage),
+                "cost": turn_cost(ledger, run.started_at, run.timings, ctx)}  # fmt: skip
         result = TurnResult(
             turn_id=turn.id, status=status, conversation_id=conv.id, user_message=user_message,
             agent_messages=[message_json(m) for m in run.messages], orchestration=orch, error=error,
@@ -185,19 +190,23 @@ class TurnPipeline:
         late = status == "completed" and ctx is not None and bool(self.plugins)
         # ``more``: the turn's late parts (suggestions) follow, then ``turn.closed`` (the controller).
         await emit("turn.completed" if status == "completed" else "turn.failed", {**result, "more": late})
-        after = asyncio.ensure_future(self._after(ctx.info, list(run.messages), emit)) if late and ctx else None
+        after = asyncio.ensure_future(self._after(ctx, run, ledger, orch, emit)) if late and ctx else None
         return TurnOutcome(result, after)
 
-    async def _after(self, info: TurnInfo, messages: list[Any], emit: Emit) -> dict[str, Any]:
-        """Plugins' late work, after the lock is released; a failure here never touches the turn."""
+    async def _after(self, ctx: TurnContext, run: TurnRun, ledger: CallLedger, orch: dict[str, Any],
+                     emit: Emit) -> dict[str, Any]:  # fmt: skip
+        """Plugins' late work, after the lock is released; a failure here never touches the turn.
+        Their model calls (suggestions) join the turn's ``orchestration.cost``."""
+        info, messages = ctx.info, list(run.messages)
         extra: dict[str, Any] = {}
-        for plugin in self.plugins:
-            try:
-                extra.update(await plugin.turn_finished(info, messages, emit) or {})
-            except Exception:  # noqa: BLE001
-                log.exception("turn_finished of %s failed for turn %s", type(plugin).__name__, info.turn_id)
-        if extra:
-            await merge_turn_result(self.sessions, info.turn_id, extra)
+        with use_ledger(ledger):
+            for plugin in self.plugins:
+                try:
+                    extra.update(await plugin.turn_finished(info, messages, emit) or {})
+                except Exception:  # noqa: BLE001
+                    log.exception("turn_finished of %s failed for turn %s", type(plugin).__name__, info.turn_id)
+        extra["orchestration"] = {**orch, "cost": turn_cost(ledger, run.started_at, run.timings, ctx, late=True)}
+        await merge_turn_result(self.sessions, info.turn_id, extra)
         return extra
 
     async def _steps(self, ctx: TurnContext, run: TurnRun, emit: Emit) -> None:
@@ -213,7 +222,12 @@ class TurnPipeline:
         weights = self.weights.current()
         speculated = self._speculate(ctx, run, emit, mentions, weights)
 
-        if info.continuation:
+        reading = None
+        if combined_applies(ctx):  # one call for intent, emotion and the speaker choice
+            reading = await read_combined(self.model, ctx, mentions, weights, self.settings.recent_window)
+            intent_run, emotion_run = reading.intent, reading.emotion
+            run.add_usage(reading.call.usage)
+        elif info.continuation:
             intent_run, emotion_run = offline_understanding(info.user_text, info.agents)
         else:
             intent_run, emotion_run = await understand(self.model, info.user_text, info.agents, ctx.transcript,
@@ -223,13 +237,17 @@ class TurnPipeline:
         run.add_usage(intent_run.usage)
         run.add_usage(emotion_run.usage)
         orch = run.orchestration
+        orch["mode"] = "combined" if reading is not None else "staged"
         orch["intent"] = {**msgspec.to_builtins(intent), "source": intent_run.source, "run": intent_run.record()}
         orch["emotion"] = {**msgspec.to_builtins(emotion), "source": emotion_run.source, "run": emotion_run.record()}
         await emit("turn.emotion", {"turnId": info.turn_id, "emotion": orch["emotion"], "intent": orch["intent"]})
 
-        sel = prepare_selection(ctx, intent, emotion, mentions, weights, self.settings.recent_window)
-        select_run = await run_selector(self.model, ctx, sel, intent)
-        run.timings["select"] = select_run.ms
+        if reading is not None:
+            sel, select_run = reading.selection, reading.select
+        else:
+            sel = prepare_selection(ctx, intent, emotion, mentions, weights, self.settings.recent_window)
+            select_run = await run_selector(self.model, ctx, sel, intent)
+        run.timings["select"] = 0.0 if reading is not None else select_run.ms
         run.add_usage(select_run.usage)
         # Without a model choice the decision is the scorer's own, already made for the plan.
         decision = sel.scorer if select_run.value is None else decide(ctx, sel.context, intent, emotion, mentions,
@@ -245,8 +263,8 @@ class TurnPipeline:
         run.meta_orchestration = {k: orch[k] for k in ("intent", "selection", "speakingContext")}
         await emit("turn.selection", {"turnId": info.turn_id, "selection": orch["selection"]})
         await self._confirm(ctx, run, emit, decision, speculated)
-        await self._write_decision(ctx, run, decision, sel, chosen_by, (intent_run, emotion_run, select_run),
-                                   emotion_run.source)  # fmt: skip
+        stage_runs = (reading.call,) if reading is not None else (intent_run, emotion_run, select_run)
+        await self._write_decision(ctx, run, decision, sel, chosen_by, stage_runs, emotion_run.source)
 
         t = time.perf_counter()
         jobs = [j.task for j in run.jobs.values() if j.task is not None]
@@ -276,7 +294,7 @@ class TurnPipeline:
             return []
         intent, emotion = fallback_intent(info.user_text, info.agents), fallback_emotion(info.user_text)
         guess = prepare_selection(ctx, intent, emotion, mentions, weights, self.settings.recent_window)
-        if not selector_may_disagree(self.model, guess):
+        if not selector_may_disagree(self.model, guess, combined=combined_applies(ctx)):
             return []
         pick = decide(ctx, guess.context, intent, emotion, mentions, weights, None)  # the scorer alone
         speculated = speculative_ids(pick, set(run.jobs), self.settings.turn_speculation_extra)

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from app.llm.ledger import CallLedger
 from app.llm.port import Usage
 from app.turns.replies import Reply
 
@@ -82,3 +83,14 @@ class TurnResult(msgspec.Struct, rename="camel", kw_only=True, omit_defaults=Tru
         out.setdefault("orchestration", {})
         out.setdefault("error", None)
         return out
+
+
+def turn_cost(ledger: CallLedger, started_at: float, timings: dict[str, float], ctx: Any, *,
+              late: bool = False) -> dict[str, Any]:  # fmt: skip
+    """``orchestration.cost``: the turn's model calls and tokens per stage (``CallLedger.cost``),
+    how many had ended before the first words, and the orchestration mode. ``late``: the
+    plugins' late calls (suggestions) are included (the stored result after they ran)."""
+    first = timings.get("firstDelta")
+    cost = ledger.cost(None if first is None else started_at + first / 1000)
+    mode = ctx.config.orchestration if ctx is not None else None
+    return {"orchestration": mode, "includesLate": late, **cost}

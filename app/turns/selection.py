@@ -85,12 +85,15 @@ def outcome(ctx: TurnContext, sel: Selection, decision: SelectionDecision) -> Se
     return selection_outcome(sel.plan, decision, direct=ctx.direct, continuation=ctx.info.continuation)
 
 
-def selector_may_disagree(model: Any, sel: Selection) -> bool:
+def selector_may_disagree(model: Any, sel: Selection, *, combined: bool = False) -> bool:
     """Speculation only pays when the decision waits for a model: the selector when the plan asks
     it, else (``scorer``, or ``hybrid`` with a clear margin) the understanding stages, whose
-    reading of the message may differ from the offline one the guess was made on."""
+    reading of the message may differ from the offline one the guess was made on. ``combined``:
+    the one combined call decides all of it."""
     if not sel.open:
         return False
+    if combined:
+        return model_configured(model, "combined")
     if sel.selector_needed:
         return model_configured(model, "select")
     return model_configured(model, "intent") or model_configured(model, "emotion")

@@ -27,9 +27,12 @@ class StageRun(msgspec.Struct, Generic[T], kw_only=True):
     usage: Usage = Usage()
     error: dict[str, Any] | None = None
     attempts: int = 0
+    via: str | None = None  # "combined": answered by the one combined call (app/turns/combined.py)
 
     def record(self) -> dict[str, Any]:
         out: dict[str, Any] = {"source": self.source, "ms": round(self.ms, 3), "attempts": self.attempts}
+        if self.via:
+            out["via"] = self.via
         if self.error:
             out["error"] = self.error
         return out

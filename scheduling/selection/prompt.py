@@ -23,9 +23,13 @@ _FIELD_CHARS = 200
 
 
 def _principles_zh(reply_limit: int, chattiness: str) -> list[str]:
+    return ["你是 AI 电子伴侣群聊的发言权调度器。",
+            "请根据意图判断、用户情绪、Agent 人设、关系阶段和最近发言频率，选择最适合回复的 Agent。",
+            *_rules_zh(reply_limit, chattiness)]
+
+
+def _rules_zh(reply_limit: int, chattiness: str) -> list[str]:
     lines = [
-        "你是 AI 电子伴侣群聊的发言权调度器。",
-        "请根据意图判断、用户情绪、Agent 人设、关系阶段和最近发言频率，选择最适合回复的 Agent。",
         f"最多选择 {reply_limit} 个 Agent。",
         "不要为了热闹而选择过多 Agent。只有用户明确询问大家意见、要求分别回答、需要多视角或高情绪强度需要接力陪伴时，才选择多个。",
         "选择原则：",
@@ -46,10 +50,19 @@ def _principles_zh(reply_limit: int, chattiness: str) -> list[str]:
 
 
 def _principles_en(reply_limit: int, chattiness: str) -> list[str]:
+    return ["You decide who speaks next in an AI-companion group chat.",
+            "Using the intent, the user's emotion, each agent's persona, relationship stage and how often it "
+            "spoke recently, choose the agent(s) best suited to reply.",
+            *_rules_en(reply_limit, chattiness)]
+
+
+def selection_rules(language: str, reply_limit: int, chattiness: str) -> list[str]:
+    """The seed's selection principles without the role lines (the combined call has its own)."""
+    return (_rules_zh if language.lower().startswith("zh") else _rules_en)(reply_limit, chattiness)
+
+
+def _rules_en(reply_limit: int, chattiness: str) -> list[str]:
     lines = [
-        "You decide who speaks next in an AI-companion group chat.",
-        "Using the intent, the user's emotion, each agent's persona, relationship stage and how often it "
-        "spoke recently, choose the agent(s) best suited to reply.",
         f"Choose at most {reply_limit} agent(s).",
         "Do not pick many agents just to make it lively. Choose several only when the user asks everyone, "
         "asks each to answer, wants several perspectives, or is so emotional that a relay of support helps.",
@@ -87,14 +100,16 @@ def format_agents(agents: Sequence[AgentProfile]) -> str:
     return "\n".join(blocks)
 
 
-def format_speaking_context(context: GroupSpeakingContext, agents: Sequence[AgentProfile]) -> str:
-    """The seed's formatted context: the user's emotion, then one line of signals per agent."""
+def format_speaking_context(context: GroupSpeakingContext, agents: Sequence[AgentProfile], *,
+                            with_emotion: bool = True) -> str:  # fmt: skip
+    """The seed's formatted context: the user's emotion (unless ``with_emotion`` is false: the
+    combined call judges it itself), then one line of signals per agent."""
     e = context.user_emotion
     names = {a.id: a.name for a in agents}
     lines = [
         f"userEmotion: primaryEmotion={e.primary_emotion} intensity={e.intensity:.2f} needsComfort={e.needs_comfort} "
         f"needsAdvice={e.needs_advice} needsDeescalation={e.needs_deescalation} socialEnergy={e.social_energy}",
-    ]
+    ] if with_emotion else []
     for c in context.agent_contexts:
         last = "never (in window)" if c.last_spoke_turns_ago is None else f"{c.last_spoke_turns_ago} turn(s) ago"
         lines.append(
