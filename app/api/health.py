@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
 from litestar import Response, get
 from litestar.datastructures import State
 from sqlalchemy import text
 
 from app.db.outage import cannot_write
 from app.db.migrate import current_revision, head_revision
-from scheduling.emotion.classifier import detector_status
 
 
 @get("/healthz", tags=["health"])
@@ -35,27 +33,22 @@ async def readyz(state: State) -> Response[dict[str, object]]:
     ``models`` lists each model config's circuit breaker for operators; an open breaker does
     not make the process unready: turns still run (stages fall back, or fail fast with
     ``model_unavailable``), and taking replicas out of a load balancer would not bring a
-    model back. The database alone decides readiness.
-
-    ``emotion`` says which offline emotion detector is active (``use-m3+ngram``, ``ngram`` when
-    the encoder package cannot load, with its ``reason``); the first probe loads it in a worker
-    thread, off the event loop."""
+    model back. The database alone decides readiness."""
     models = model_states(state)
-    emotion = await anyio.to_thread.run_sync(detector_status)
     try:
         async with state.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
         revision = await current_revision(state.engine)
         cannot = await cannot_write(state.engine)
     except Exception as exc:  # noqa: BLE001 - any database failure means "not ready"
-        return Response({"status": "unavailable", "database": f"unreachable: {type(exc).__name__}", "models": models, "emotion": emotion},
+        return Response({"status": "unavailable", "database": f"unreachable: {type(exc).__name__}", "models": models},
                         status_code=503)  # fmt: skip
     if cannot is not None:  # it answers reads but would refuse every write (read-only, full)
-        return Response({"status": "unavailable", "database": cannot, "models": models, "emotion": emotion}, status_code=503)
+        return Response({"status": "unavailable", "database": cannot, "models": models}, status_code=503)
     head = head_revision()
     if revision != head:
         return Response(
-            {"status": "unavailable", "database": "not migrated", "revision": revision, "head": head, "models": models, "emotion": emotion},
+            {"status": "unavailable", "database": "not migrated", "revision": revision, "head": head, "models": models},
             status_code=503,
         )
-    return Response({"status": "ok", "database": "ok", "revision": revision, "models": models, "emotion": emotion}, status_code=200)
+    return Response({"status": "ok", "database": "ok", "revision": revision, "models": models}, status_code=200)

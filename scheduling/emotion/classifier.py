@@ -28,17 +28,8 @@ here and in the keyword rules, since every zh source is mainland text. Text with
 emoji goes to the en model. Only the first ``MAX_CHARS`` (600) characters are read, here and by
 the keyword rules, which bounds the time per message.
 
-Beside the n-gram models, the artifact holds per language a fused model (``encoder_models``)
-trained on the same n-gram features plus the sentence embedding of a pretrained multilingual
-encoder (``encoder.py``: USE multilingual v3, 512-d): ``logit = intercept + n-gram weights +
-embedding weights · embedding``. Its n-gram weights are the n-gram model's (stored once; an
-empty ``weights`` means "the n-gram model's"), its intercepts, embedding weights and thresholds
-its own. The classifier uses the fused model when it is given an encoder of the artifact's
-``encoder`` name, else the n-gram model (``detector`` says which).
-
-Without the encoder nothing here imports scikit-learn or numpy: the n-gram runtime needs only the
-stdlib and msgspec. The artifact is loaded once per process (``default_classifier``) from the
-package, with ``encoder.default_encoder()`` when it loads; the log says which detector is active.
+Nothing here imports scikit-learn or numpy: the runtime needs only the stdlib and msgspec. The
+artifact is loaded once per process (``default_classifier``) from the package.
 """
 
 from __future__ import annotations
@@ -54,12 +45,10 @@ from typing import Any, Literal
 
 import msgspec
 
-from scheduling.emotion.encoder import SentenceEncoder, default_encoder, encoder_status
 from scheduling.hanzi import fold_traditional
 
 ARTIFACT_NAME = "lexicon.json"
 ARTIFACT_FORMAT = 2
-NGRAM_DETECTOR = "ngram"
 MAX_CHARS = 600
 
 Language = Literal["zh", "en"]
@@ -162,17 +151,12 @@ class LanguageModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     heated_threshold: float = 1.01
     upbeat_threshold: float = 1.01
     keyword_margin: float = 0.0
-    # A fused model's weights on the encoder's embedding: one row per label of ``DIM`` integers
-    # (``weight / scale`` is the coefficient); empty for an n-gram model.
-    embedding: list[list[int]] = []
 
 
 class Lexicon(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     format: int
     models: dict[str, LanguageModel]
     info: dict[str, Any] = {}
-    encoder: str = ""
-    encoder_models: dict[str, LanguageModel] = {}
 
 
 class Prediction(msgspec.Struct, frozen=True):
@@ -184,45 +168,23 @@ class Prediction(msgspec.Struct, frozen=True):
 
 
 class EmotionClassifier:
-    """Scores texts with a ``Lexicon`` (and, for its fused models, an ``encoder``). Pure and
-    deterministic; safe to share between threads."""
+    """Scores texts with a ``Lexicon``. Pure and deterministic; safe to share between threads."""
 
-    __slots__ = ("_heads", "active", "encoder", "lexicon")
+    __slots__ = ("lexicon",)
 
-    def __init__(self, lexicon: Lexicon, encoder: SentenceEncoder | None = None) -> None:
+    def __init__(self, lexicon: Lexicon) -> None:
         if lexicon.format != ARTIFACT_FORMAT:
             raise ValueError(f"emotion lexicon format {lexicon.format}, expected {ARTIFACT_FORMAT}")
-        fused = lexicon.encoder_models if encoder is not None and lexicon.encoder == encoder.name else {}
-        active: dict[str, LanguageModel] = {}
         for lang, model in lexicon.models.items():
-            chosen = fused.get(lang)
-            if chosen is not None and not chosen.weights:
-                chosen = msgspec.structs.replace(chosen, weights=model.weights)
-            active[lang] = chosen if chosen is not None else model
-        for lang, model in active.items():
             width = len(model.labels)
             if width < 2 or len(model.intercepts) != width or "neutral" not in model.labels:
                 raise ValueError(f"emotion lexicon model {lang!r}: labels/intercepts malformed")
             if any(len(w) != width for w in model.weights.values()):
                 raise ValueError(f"emotion lexicon model {lang!r}: a weight row has the wrong width")
-            if model.embedding and (encoder is None or len(model.embedding) != width):
-                raise ValueError(f"emotion lexicon model {lang!r}: embedding weights need an encoder, one row per label")
         self.lexicon = lexicon
-        self.encoder = encoder
-        self.active = active
-        self._heads: dict[str, Any] = {}
-        if any(m.embedding for m in active.values()):
-            import numpy as np  # the encoder's dependency: present whenever an encoder is
-
-            self._heads = {lang: np.asarray(m.embedding, dtype=np.float64) for lang, m in active.items() if m.embedding}
-
-    @property
-    def detector(self) -> str:
-        """``use-m3+ngram`` when a fused model is in use, else ``ngram``."""
-        return f"{self.encoder.name}+{NGRAM_DETECTOR}" if self._heads and self.encoder else NGRAM_DETECTOR
 
     def model(self, lang: Language) -> LanguageModel | None:
-        return self.active.get(lang)
+        return self.lexicon.models.get(lang)
 
     def probabilities(self, text: str, extra: Iterable[str] = ()) -> tuple[Language, dict[str, float]] | None:
         """Every class's probability, or None when no model fits the text."""
@@ -232,9 +194,6 @@ class EmotionClassifier:
             return None
         rows = [row for row in map(model.weights.get, set(features(text, lang, extra))) if row is not None]
         logits = [sum(column) for column in zip(model.intercepts, *rows)]
-        head = self._heads.get(lang)
-        if head is not None and self.encoder is not None:
-            logits = [v + float(h) for v, h in zip(logits, head @ self.encoder.embed(text))]
         top = max(logits)
         exps = [math.exp((v - top) / model.scale) for v in logits]
         total = sum(exps)
@@ -262,36 +221,24 @@ def decode_lexicon(data: bytes | str) -> Lexicon:
     return msgspec.json.decode(data, type=Lexicon)
 
 
-def load_classifier(path: str | Path | None = None, encoder: SentenceEncoder | None = None) -> EmotionClassifier:
-    """The classifier from ``path``, or from the artifact shipped next to this module; its fused
-    models are used when ``encoder`` is given (and is the artifact's)."""
+def load_classifier(path: str | Path | None = None) -> EmotionClassifier:
+    """The classifier from ``path``, or from the artifact shipped next to this module."""
     if path is None:
         data = importlib.resources.files("scheduling.emotion").joinpath(ARTIFACT_NAME).read_bytes()
     else:
         data = Path(path).read_bytes()
-    return EmotionClassifier(decode_lexicon(data), encoder)
+    return EmotionClassifier(decode_lexicon(data))
 
 
 @functools.cache
 def default_classifier() -> EmotionClassifier | None:
-    """The shipped classifier, loaded once, with the encoder when it loads (else the n-gram
-    models; the log says which). None (heuristics only) if the artifact is missing or
+    """The shipped classifier, loaded once. None (heuristics only) if the artifact is missing or
     unreadable: the fallback must never fail a turn."""
     try:
-        classifier = load_classifier(encoder=default_encoder())
+        return load_classifier()
     except (OSError, ValueError, msgspec.DecodeError, msgspec.ValidationError) as exc:
         log.warning("emotion lexicon unavailable, offline emotion uses heuristics only: %s", exc)
         return None
-    log.info("offline emotion detector: %s", classifier.detector)
-    return classifier
-
-
-def detector_status() -> dict[str, str]:
-    """Which offline emotion detector is active (``/readyz``): ``detector`` is ``use-m3+ngram``,
-    ``ngram`` or ``heuristics`` (no artifact); ``encoder`` and, when it did not load, ``reason``."""
-    classifier = default_classifier()
-    status = {"detector": classifier.detector if classifier is not None else "heuristics"}
-    return status | encoder_status()
 
 
 def classify(text: str) -> tuple[str, float]:

