@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from analytics.filters import Filters
 from analytics.queries.agreement import AgreementRow, llm_agreement
+from analytics.queries.cost import TurnCostRow, turn_cost
 from analytics.queries.emotions import EmotionRow, RoutingRow, emotion_routing, emotions
 from analytics.queries.paths import SelectionPathRow, selection_paths
 from analytics.queries.replies import CrossReplyRow, QualityRow, cross_replies, quality
@@ -48,6 +49,7 @@ QUERIES: dict[str, Query] = {
         Query("quality", quality, QualityRow, "quality failures by reason; regenerated and dropped"),
         Query("latency", latency, LatencyRow, "p50/p95 milliseconds per pipeline stage"),
         Query("usage", usage, UsageRow, "tokens per turn by stage"),
+        Query("turn-cost", turn_cost, TurnCostRow, "per orchestration mode: model calls, calls before the first words, tokens per turn"),
         Query("suggestions", suggestions, SuggestionRow, "suggestion outcomes: first-try, repaired, failed, ..."),
         Query("speculation", speculation, SpeculationRow, "replies started on the scorer's pick: hits, misses"),
     )

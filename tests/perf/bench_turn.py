@@ -49,11 +49,12 @@ TEXTS = ["大家怎么看？我今天好难过", "你们觉得我该不该换工
 NAMED = ["周衡，你怎么看？我今天好难过", "周衡，我该不该换工作？", "周衡，今天有什么好玩的？"]
 
 
-async def _group(client: Any, admin: dict[str, str], user: dict[str, str], story: bool = False) -> str:
+async def _group(client: Any, admin: dict[str, str], user: dict[str, str], story: bool = False,
+                 orchestration: str = "staged", suggestions: bool = False) -> str:  # fmt: skip
     caps = [{"comfort": 0.9}, {"analysis": 0.9}, {"playful": 0.9}]
     ids = [(await client.post("/v1/agents", json={"name": n, "capabilities": c}, headers=admin)).json()["id"]
            for n, c in zip(["莉娅", "周衡", "小跳"], caps, strict=True)]  # fmt: skip
-    settings: dict[str, Any] = {"replyLimit": 2, "autoReply": {"enabled": False}}
+    settings: dict[str, Any] = {"replyLimit": 2, "autoReply": {"enabled": suggestions}, "orchestration": orchestration}
     if story:
         settings["story"] = {"enabled": True, "modelConfigId": "default"}
     body = {"kind": "group", "agentIds": ids, "settings": settings}
@@ -79,23 +80,33 @@ async def _timed_turn(client: httpx.AsyncClient, conv: str, text: str, user: dic
                 marks.setdefault(event, (time.perf_counter() - t0) * 1000)
             elif line.startswith("data:") and event in ("turn.completed", "turn.failed"):
                 result = json.loads(line.split(":", 1)[1])
+    if result.get("more"):  # the late parts (suggestions) ran: their calls are in the stored cost
+        stored = await client.get(f"/v1/conversations/{conv}/turns/{result['turnId']}", headers=user)
+        late = (stored.json().get("orchestration") or {}).get("cost")
+        if late and late.get("includesLate"):
+            result["orchestration"]["cost"] = late
     tm = result["orchestration"]["timings"]
+    cost = result["orchestration"].get("cost") or {}
     replies = [m["metadata"]["timings"]["reply"] for m in result["agentMessages"]]
     # Story model time: the prepare in front of the actor and the settle pass beside it.
     story = sum((s.get("prepareMs") or 0.0) + (s.get("besideMs") or 0.0)
                 for s in ((m["metadata"].get("story") or {}) for m in result["agentMessages"]))
-    sequential = tm["intent"] + tm["emotion"] + tm["select"] + sum(replies) + tm["cross_reply"] + story
+    # combined: intent and emotion record the same one call
+    understanding = tm["intent"] if result["orchestration"].get("mode") == "combined" else tm["intent"] + tm["emotion"]
+    sequential = understanding + tm["select"] + sum(replies) + tm["cross_reply"] + story
     return {"status": result["status"], "delta": marks.get("message.delta"), "created": marks.get("message.created"),
-            "completed": marks.get("turn.completed"), "sequential": sequential,
+            "completed": marks.get("turn.completed"), "sequential": sequential, "calls": cost.get("modelCalls"),
+            "calls_before_first_token": cost.get("callsBeforeFirstToken"),
+            "by_stage": {k: v["calls"] for k, v in (cost.get("byStage") or {}).items()},
             "speculation": [m["metadata"].get("speculation") for m in result["agentMessages"]
                             if m["replyKind"] == "primary"]}  # fmt: skip
 
 
-async def _scenario(base: str, turns: int, latency_ms: float, *, named: bool, story: bool,
-                    think_ms: float) -> dict[str, Any]:  # fmt: skip
+async def _scenario(base: str, turns: int, latency_ms: float, *, named: bool, story: bool, think_ms: float,
+                    orchestration: str = "staged", suggestions: bool = False) -> dict[str, Any]:  # fmt: skip
     async with httpx.AsyncClient(base_url=base, timeout=120) as client:
-        admin, user = token("admin", admin=True), token(f"bench-{named}-{story}")
-        conv = await _group(client, admin, user, story=story)
+        admin, user = token("admin", admin=True), token(f"bench-{named}-{story}-{orchestration}-{suggestions}")
+        conv = await _group(client, admin, user, story=story, orchestration=orchestration, suggestions=suggestions)
         rows = []
         for i in range(turns + 2):
             row = await _timed_turn(client, conv, (NAMED if named else TEXTS)[i % 3], user)
@@ -114,7 +125,16 @@ async def _scenario(base: str, turns: int, latency_ms: float, *, named: bool, st
         "ratio_first_created_to_sequential": _pcts([r["created"] / r["sequential"] for r in ok], 3),
         "ratio_completed_to_sequential": _pcts([r["completed"] / r["sequential"] for r in ok], 3),
         "speculation": {k: specs.count(k) for k in ("hit", "miss", "none")},
+        "model_calls_per_turn": _pcts([r["calls"] for r in ok if r["calls"] is not None], 1),
+        "calls_before_first_token": _pcts([r["calls_before_first_token"] for r in ok
+                                           if r["calls_before_first_token"] is not None], 1),
+        "calls_by_stage_mean": _mean_by_stage([r["by_stage"] for r in ok]),
     }  # fmt: skip
+
+
+def _mean_by_stage(rows: list[dict[str, int]]) -> dict[str, float]:
+    stages = sorted({k for r in rows for k in r})
+    return {k: round(sum(r.get(k, 0) for r in rows) / max(1, len(rows)), 2) for k in stages}
 
 
 @contextlib.contextmanager
@@ -134,9 +154,16 @@ def simulator_run(turns: int, latency_ms: float, database_url: str | None, think
     with _simulator(latency_ms, in_thread) as sim_url:
         env = {"COMPANION_LLM_BASE_URL": sim_url, "COMPANION_LLM_MODEL": "simulator"}
         with server(database_url, env) as base:
-            out = {name: asyncio.run(_scenario(base, turns, latency_ms, named=named, story=story, think_ms=think_ms))
-                   for name, named, story in (("no_mention", False, False), ("named_agent", True, False),
-                                              ("story_on", False, True))}  # fmt: skip
+            out = {name: asyncio.run(_scenario(base, turns if not late else max(4, turns // 2), latency_ms,
+                                               named=named, story=story, think_ms=think_ms, orchestration=mode,
+                                               suggestions=late))
+                   for name, named, story, mode, late in (
+                       ("no_mention", False, False, "staged", False), ("named_agent", True, False, "staged", False),
+                       ("story_on", False, True, "staged", False),
+                       ("no_mention_combined", False, False, "combined", False),
+                       ("named_agent_combined", True, False, "combined", False),
+                       ("suggestions_on_staged", False, False, "staged", True),
+                       ("suggestions_on_combined", False, False, "combined", True))}  # fmt: skip
     out["story_added_first_delta_ms_p50"] = round(
         out["story_on"]["first_delta_ms"]["p50"] - out["no_mention"]["first_delta_ms"]["p50"], 1)
     out["story_added_first_delta_in_calls"] = round(out["story_added_first_delta_ms_p50"] / latency_ms, 3)

@@ -153,3 +153,31 @@ async def test_selection_paths_keep_whole_turns_under_the_agent_filter(history: 
     rows = await run(history, "selection-paths", agent="C")  # C is a candidate of t1..t3 only
     assert pick(rows, "mode", "path", "turns", "speakers") == [
         ("hybrid", "llm", 1, 1), ("llm", "fallback", 1, 1), ("llm", "llm", 1, 1)]
+
+
+async def test_turn_cost_averages_calls_and_tokens_per_orchestration_mode(history: Any) -> None:
+    from app.db.models import Turn
+
+    def cost(mode: str, calls: int, before: int | None, inp: int, out: int, late: bool) -> dict[str, Any]:
+        return {"orchestration": {"cost": {"orchestration": mode, "modelCalls": calls, "callsBeforeFirstToken": before,
+                                           "inputTokens": inp, "outputTokens": out, "includesLate": late}}}  # fmt: skip
+
+    at = datetime.fromisoformat("2026-01-13T00:00:00+00:00")
+    async with history() as session:
+        session.add_all([
+            Turn(id="c1", conversation_id="g1", owner_id="u", status="completed", created_at=at,
+                 result=cost("combined", 4, 1, 900, 120, True)),
+            Turn(id="c2", conversation_id="g1", owner_id="u", status="completed", created_at=at,
+                 result=cost("combined", 6, 1, 1100, 180, False)),
+            Turn(id="s1", conversation_id="g2", owner_id="u", status="completed", created_at=at,
+                 result=cost("staged", 8, 3, 2000, 300, True)),
+            Turn(id="o1", conversation_id="g2", owner_id="u", status="completed", created_at=at, result={"status": "completed"}),
+        ])  # fmt: skip
+        await session.commit()
+    rows = await run(history, "turn-cost")
+    assert pick(rows, "mode", "turns", "calls_per_turn", "calls_before_first_token", "input_tokens_per_turn",
+                "output_tokens_per_turn", "late_included_share") == [
+        ("combined", 2, 5.0, 1.0, 1000.0, 150.0, 0.5), ("staged", 1, 8.0, 3.0, 2000.0, 300.0, 1.0),
+        ("unrecorded", 1, None, None, None, None, 0.0)]  # fmt: skip
+    only_g1 = await run(history, "turn-cost", conversation=["g1"])
+    assert pick(only_g1, "mode", "turns") == [("combined", 2)]
