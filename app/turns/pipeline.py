@@ -297,7 +297,9 @@ class TurnPipeline:
         if not selector_may_disagree(self.model, guess, combined=combined_applies(ctx)):
             return []
         pick = decide(ctx, guess.context, intent, emotion, mentions, weights, None)  # the scorer alone
-        speculated = speculative_ids(pick, set(run.jobs), self.settings.turn_speculation_extra)
+        # combined is the mode that saves calls: it bets on the scorer's pick alone
+        extra = 0 if combined_applies(ctx) else self.settings.turn_speculation_extra
+        speculated = speculative_ids(pick, set(run.jobs), extra)
         for agent_id in speculated:
             self._start(ctx, run, emit, agent_id, speculative=True)
         return speculated

@@ -24,6 +24,7 @@ lines) on ``llama-server`` (``tests/realmodel/provision.py``). Prints JSON:
   timeouts raised as the README tells CPU users: how many reach ``waiting_for_acceptance``.
 
     python tests/perf/bench_reply_quality.py [--target sim|qwen|smollm2] [--zh 12] [--en 6] [--story 4]
+        [--orchestration staged|combined]
 """
 
 from __future__ import annotations
@@ -140,7 +141,8 @@ def mean_pairwise(options: list[str], names: list[str]) -> float:
     return statistics.fmean(similarity(a, b, ignore=names) for a, b in pairs) if pairs else 0.0
 
 
-async def run(base_url: str, model: str, languages: dict[str, int], story_turns: int, timeout_ms: int) -> dict[str, Any]:
+async def run(base_url: str, model: str, languages: dict[str, int], story_turns: int, timeout_ms: int,
+              orchestration: str = "staged") -> dict[str, Any]:  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"
         settings = make_settings(f"sqlite+aiosqlite:///{db}", Path(tmp), COMPANION_LLM_BASE_URL=base_url,
@@ -159,13 +161,18 @@ async def run(base_url: str, model: str, languages: dict[str, int], story_turns:
             for language, count in languages.items():
                 if not count:
                     continue
-                group = await Group(client, language, {"replyLimit": 2, "selection": {"mode": "llm"}}).create()
+                group = await Group(client, language, {"replyLimit": 2, "selection": {"mode": "llm"},
+                                                      "orchestration": orchestration}).create()  # fmt: skip
                 for text, expected in LINES[language][:count]:
                     started = time.perf_counter()
                     turn = await group.turn(text)
                     seconds = time.perf_counter() - started
                     kept = turn.get("agentMessages") or []
+                    orch = turn.get("orchestration") or {}
+                    first = (orch.get("timings") or {}).get("firstDelta")
                     turns.append({"language": language, "kept": len(kept), "s": round(seconds, 1),
+                                  "firstWordsS": None if first is None else round(first / 1000, 1),
+                                  "calls": (orch.get("cost") or {}).get("modelCalls"),
                                   "error": (turn.get("error") or {}).get("code")})  # fmt: skip
                     samples[language].append({"user": text, **{f"{group.names[m['agentId']]}"
                                               f"{'(cross)' if m.get('replyKind') == 'cross' else ''}": m["content"]
@@ -205,12 +212,19 @@ def replies(turns: list[dict[str, Any]], events: list[tuple[str, str, str, str, 
     kept = sum(t["kept"] for t in turns)
     with_reply = sum(1 for t in turns if t["kept"])
     per_language = {lang: {"turns": len(ts), "withKeptReply": sum(1 for t in ts if t["kept"]),
-                           "p50TurnS": statistics.median(t["s"] for t in ts)}
+                           "p50TurnS": statistics.median(t["s"] for t in ts),
+                           "p50FirstWordsS": _median([t["firstWordsS"] for t in ts]),
+                           "p50ModelCallsBeforeSuggestions": _median([t["calls"] for t in ts])}
                     for lang, ts in itertools.groupby(turns, key=lambda t: t["language"]) for ts in [list(ts)]}  # fmt: skip
     return {"replies": {"kept": kept, "dropped": len(dropped), "checkHits": dict(hits.most_common()),
                         "turns": len(turns), "turnsWithKeptReply": with_reply,
                         "turnsWithKeptReplyPct": round(100 * with_reply / max(1, len(turns)), 1),
                         "turnErrors": dict(Counter(t["error"] for t in turns if t["error"])), "perLanguage": per_language}}  # fmt: skip
+
+
+def _median(values: list[Any]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def routing_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -246,6 +260,8 @@ async def main() -> None:
     ap.add_argument("--zh", type=int, default=12, help="Chinese turns (none on smollm2)")
     ap.add_argument("--en", type=int, default=6, help="English turns")
     ap.add_argument("--story", type=int, default=4, help="Chinese turns with the Story on (none on smollm2)")
+    ap.add_argument("--orchestration", choices=["staged", "combined"], default="staged",
+                    help="the groups' settings.orchestration (issue 32): routing, first words and calls per mode")
     args = ap.parse_args()
     languages = {"zh-CN": 0 if args.target == "smollm2" else args.zh, "en": args.en}
     story = 0 if args.target == "smollm2" else args.story
@@ -264,8 +280,8 @@ async def main() -> None:
             label = {"qwen": "llama-server Qwen2.5-Coder-0.5B-Instruct Q4_K_M, CPU",
                      "smollm2": "llama-server SmolLM2-135M-Instruct Q4_1, CPU"}[args.target]  # fmt: skip
         started = time.perf_counter()
-        result = await run(base, args.target, languages, story, timeout_ms)
-    print(json.dumps({"target": label, "wallS": round(time.perf_counter() - started, 1), **result},
+        result = await run(base, args.target, languages, story, timeout_ms, args.orchestration)
+    print(json.dumps({"target": label, "orchestration": args.orchestration, "wallS": round(time.perf_counter() - started, 1), **result},
                      ensure_ascii=False, indent=1))  # fmt: skip
 
 

@@ -113,3 +113,19 @@ async def test_the_orchestration_setting_is_validated(turn_api: Api) -> None:
     assert bad.status_code == 422 and bad.json()["code"] == "invalid_settings"
     good = await turn_api.client.patch(url, json={"settings": {"orchestration": "combined"}}, headers=ALICE)
     assert good.status_code == 200 and good.json()["settings"]["orchestration"] == "combined"
+
+
+async def test_combined_bets_on_the_scorers_pick_alone_where_staged_adds_the_next_ranked(
+        turn_api: Api, world: World) -> None:  # fmt: skip
+    started = {}
+    for mode in ("staged", "combined"):
+        conv, (_, planner, _) = await make_group(turn_api, orchestration=mode, selection={"mode": "llm"})
+        world.handlers["combined"] = reading(planner["id"], emotion=SAD_AND_LOST)
+        world.handlers["select"] = select(planner["id"])
+        body = await _turn(turn_api, conv["id"], "我好难过，也不知道该怎么办")
+        started[mode] = body["orchestration"]["speculation"]["started"]
+        actors = body["orchestration"]["cost"]["byStage"]["actor"]
+        if mode == "combined":  # no cancelled bet: a call the user pays for is a reply or a miss
+            assert actors["cancelled"] == 0 or body["orchestration"]["speculation"]["misses"]
+    assert started["staged"] and started["combined"]
+    assert len(started["combined"]) == len(started["staged"]) - 1
