@@ -29,6 +29,8 @@ class ModelRequest(msgspec.Struct, frozen=True):
     response_schema: ResponseSchema | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
     timeout_s: float | None = None
     model_config_id: str | None = None
 

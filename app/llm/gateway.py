@@ -40,6 +40,7 @@ _PARAMETER_HINTS: tuple[tuple[tuple[str, ...], str], ...] = (
      " (if the provider lacks json_schema support, set llm.models.{id}.structuredOutput to json_object or prompt)"),
     (("max_tokens", "max_completion_tokens", "n_predict"), " (check llm.models.{id}.maxTokens)"),
     (("temperature",), " (check llm.models.{id}.temperature)"),
+    (("presence_penalty", "frequency_penalty"), " (the provider refuses the penalties a copying reply's retry sets)"),
 )
 _REFUSAL_HINTS = ("content_filter", "content_policy", "content policy", "safety", "refus", "moderation")
 
@@ -272,6 +273,9 @@ def _request_kwargs(config: ModelConfig, request: Any) -> tuple[list[dict[str, s
     temperature = _first(getattr(request, "temperature", None), config.temperature)
     if temperature is not None:
         kwargs["temperature"] = temperature
+    for penalty in ("presence_penalty", "frequency_penalty"):
+        if (value := getattr(request, penalty, None)) is not None:
+            kwargs[penalty] = value
     # The config's budget caps every call of that model (a small local server has a small context).
     budgets = [b for b in (getattr(request, "max_tokens", None), config.max_tokens) if b is not None]
     if budgets:

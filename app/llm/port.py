@@ -29,6 +29,10 @@ class ModelRequest(msgspec.Struct, frozen=True):
     response_schema: ResponseSchema | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    # OpenAI's penalties on tokens already in the context (llama.cpp counts the prompt's tail too):
+    # a retry of a reply that copied a message sets them, so the copy is no longer the likeliest text.
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
     timeout_s: float | None = None
     model_config_id: str | None = None  # explicit model config; else the stage map decides
 

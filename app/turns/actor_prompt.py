@@ -17,7 +17,8 @@ A retry (``ActorPrompt.retry``) is the same request (for a repeat of the window:
 answered, since a small model copies its own earlier lines from the history) with one short
 correction added to the system message, in the conversation's language, naming what to do
 differently (never the rejected text or the problem's details, which a model would translate and
-say), at a warmer temperature.
+say), at a warmer temperature; for a copy (of the user or of the window) with the context's tokens
+penalised (``presence_penalty``, ``frequency_penalty``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ from story.auto_reply.text import is_chinese
 ACTOR_MAX_TOKENS = 400
 SHORT_RETRY = frozenset({"repeats_earlier"})  # problems whose retry leaves the history out
 RETRY_TEMPERATURE = 0.9
+COPY_RETRY = frozenset({"echoes_user", "repeats_earlier"})  # problems whose retry penalises the context's tokens
+COPY_RETRY_PENALTY = 1.0
+"""``presence_penalty`` and ``frequency_penalty`` of a copying reply's retry. A small model (Qwen2.5
+0.5B) answered "我今天看到一个超好笑的视频，笑死我了" with the line itself, twice, whatever the
+correction said; with the tokens it would copy penalised, the likeliest text is no longer the copy."""
 
 
 class Words(msgspec.Struct, frozen=True):
@@ -221,4 +227,7 @@ def retry_request(request: ModelRequest, problems: Sequence[str], language: str)
     else:
         messages.insert(0, ChatMessage(role="system", content="\n\n".join([*head, correction])))
     temperature = max(request.temperature or 0.0, RETRY_TEMPERATURE)
-    return msgspec.structs.replace(request, messages=messages, temperature=temperature)
+    penalty = COPY_RETRY_PENALTY if COPY_RETRY.intersection(codes) else None
+    return msgspec.structs.replace(request, messages=messages, temperature=temperature,
+                                   presence_penalty=penalty or request.presence_penalty,
+                                   frequency_penalty=penalty or request.frequency_penalty)  # fmt: skip
