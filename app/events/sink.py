@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("app.events")
 
 DELTA = "message.delta"
-TERMINAL = ("turn.completed", "turn.failed")
+TERMINAL = ("turn.completed", "turn.failed", "turn.cancelled")
 # After a terminal event with ``"more": true`` the turn's late parts (suggestions) follow; this
 # event, logged once they are done, is then the turn's last.
 CLOSED = "turn.closed"

@@ -21,6 +21,7 @@ from app.errors import ModelNotConfigured
 from app.messages.service import check_content
 from app.messages.service import to_out as message_out
 from app.turns import reaper, repository
+from app.turns.cancel import request_cancel
 from app.turns.schemas import TurnCreate
 from app.turns.stages import model_configured
 from app.turns.view import turn_view
@@ -43,6 +44,18 @@ class TurnController(Controller):
             return started
         await state.turn_pipeline.message_added(conversation_id)  # e.g. stale suggestions are cleared
         return await respond(request, state, started)
+
+    @post("/{turn_id:str}/cancel", status_code=202)
+    async def cancel(self, conversation_id: str, turn_id: str, principal: Principal, state: State) -> dict[str, Any]:
+        """Stop a running turn, whichever replica runs it: within a second it ends ``cancelled``
+        (``turn.cancelled`` on the stream), replies already saved stay, drafts in flight are taken
+        back (``message.discarded``). 202: asked; the turn's stream or ``GET`` says when it ended.
+        409 ``turn_not_running`` once it has ended; asking again while it stops is a 202 too."""
+        async with state.sessions() as session:
+            await request_cancel(session, principal.user_id, conversation_id, turn_id)
+            await session.commit()
+        state.turn_pipeline.running.stop(turn_id)  # at once when it runs in this process
+        return {"turnId": turn_id, "status": "cancelling"}
 
     @get("/{turn_id:str}")
     async def read(self, conversation_id: str, turn_id: str, session: AsyncSession, principal: Principal) -> dict[str, Any]:
@@ -95,8 +108,9 @@ async def _run_logged(pipeline: Any, started: Any, sink: TurnEventSink, emit: An
     with fence.fenced(started.turn.id):  # every write of the turn needs its lease, its last events too
         try:
             with running_turn(), log_context(turnId=started.turn.id, conversationId=started.turn.conversation_id):
-                async with repository.lease_heartbeat(pipeline.sessions, started.turn.id):  # the lease stays ours
-                    outcome = await pipeline.run(started, emit, **options)
+                async with (repository.lease_heartbeat(pipeline.sessions, started.turn.id),  # the lease stays ours
+                            pipeline.running.watch(pipeline.sessions, started.turn.id) as stop):  # fmt: skip
+                    outcome = await pipeline.run(started, emit, stop=stop, **options)
             if outcome.after is None:
                 return outcome.result
             try:

@@ -31,6 +31,7 @@ from app.llm.usage import add_usage
 from app.messages.service import to_json as message_json
 from app.settings import Settings
 from app.turns import records, repository
+from app.turns.cancel import CANCELLED, RunningTurns, TurnCancelled, VisibleDrafts, unless_stopped
 from app.turns.combined import combined_applies, read_combined
 from app.turns.context import TurnContext, load_context
 from app.turns.cross_step import run_cross
@@ -88,6 +89,7 @@ class TurnRun(msgspec.Struct, kw_only=True):
     decision: SelectionDecision | None = None
     meta_orchestration: dict[str, Any] = {}
     save_lock: asyncio.Lock = msgspec.field(default_factory=asyncio.Lock)  # one reply saved at a time
+    saves: list[asyncio.Future[None]] = []  # a save, once begun, completes: a stop or timeout waits for it
 
     def since_start(self) -> float:
         return _ms(self.started_at)
@@ -111,6 +113,7 @@ class TurnPipeline:
         plugins: Sequence[TurnPlugin] = (),
     ) -> None:
         self.plugins = list(plugins)
+        self.running = RunningTurns()  # this process's turns, each stoppable (``POST …/cancel``)
         self.sessions = sessions
         self.model = model
         self.templates = templates
@@ -134,12 +137,22 @@ class TurnPipeline:
 
     # -- the turn --------------------------------------------------------------------------
 
-    async def run(self, started: StartedTurn, emit: Emit = _no_emit, *, continue_agent_id: str | None = None) -> TurnOutcome:
+    async def run(self, started: StartedTurn, emit: Emit = _no_emit, *, continue_agent_id: str | None = None,
+                  stop: asyncio.Event | None = None) -> TurnOutcome:  # fmt: skip
         """A turn; without a user message (``started.user_message`` None) a Continue, by
-        ``continue_agent_id`` or the scorer's pick."""
+        ``continue_agent_id`` or the scorer's pick. Setting ``stop`` ends it ``cancelled``."""
         turn, conv = started.turn, started.conversation
         run = TurnRun(started_at=time.perf_counter())
         ctx: TurnContext | None = None
+        drafts = VisibleDrafts(emit)
+        emit = drafts.emit
+
+        async def steps() -> None:
+            nonlocal ctx
+            ctx = await load_context(self.sessions, started, self.settings.recent_window, continue_agent_id)
+            run.timings["context"] = run.since_start()
+            await self._steps(ctx, run, emit)
+
         user_message = message_json(started.user_message) if started.user_message is not None else None
         await emit("turn.started", {"turnId": turn.id, "userMessage": user_message,
                                     "continuation": started.user_message is None})  # fmt: skip
@@ -147,10 +160,11 @@ class TurnPipeline:
         try:
             with use_ledger(ledger):
                 async with asyncio.timeout(self.settings.turn_timeout_s):
-                    ctx = await load_context(self.sessions, started, self.settings.recent_window, continue_agent_id)
-                    run.timings["context"] = run.since_start()
-                    await self._steps(ctx, run, emit)
+                    await unless_stopped(steps(), stop)
             status, error = "completed", None
+        except TurnCancelled:  # the user stopped it: what was saved stays
+            log.info("turn %s cancelled", turn.id)
+            status, error = "cancelled", CANCELLED
         except TimeoutError:
             status, error = "failed", {"code": "turn_timeout", "message": f"turn exceeded {self.settings.turn_timeout_s}s"}
         except LeaseLost as exc:  # another process holds the turn now: this one records nothing more
@@ -164,6 +178,9 @@ class TurnPipeline:
             status, error = "failed", error_record(as_unavailable(exc) or exc)
         finally:
             await _cancel_jobs(run)
+            await asyncio.gather(*run.saves, return_exceptions=True)
+        if status == "cancelled":
+            await drafts.discard_open(turn.id)
         run.timings["total"] = run.since_start()
         orch = {**run.orchestration, "timings": run.timings, "usage": usage_dict(run.usage),
                 "cost": turn_cost(ledger, run.started_at, run.timings, ctx)}  # fmt: skip
@@ -189,7 +206,8 @@ class TurnPipeline:
             result = {**result, "status": status, "error": error}
         late = status == "completed" and ctx is not None and bool(self.plugins)
         # ``more``: the turn's late parts (suggestions) follow, then ``turn.closed`` (the controller).
-        await emit("turn.completed" if status == "completed" else "turn.failed", {**result, "more": late})
+        ending = {"completed": "turn.completed", "cancelled": "turn.cancelled"}.get(status, "turn.failed")
+        await emit(ending, {**result, "more": late})
         after = asyncio.ensure_future(self._after(ctx, run, ledger, orch, emit)) if late and ctx else None
         return TurnOutcome(result, after)
 
@@ -430,14 +448,19 @@ class TurnPipeline:
                 "quality": {reply.agent_id + (":cross" if reply.kind == "cross" else ""): _quality(reply)}}  # fmt: skip
         meta = MessageMetadata.for_reply(reply, selected_by=selected_by, speculation=speculation, orchestration=orch,
                                          timings=dict(run.timings))  # fmt: skip
-        async with run.save_lock:  # seq order is announcement order
-            message = await save_reply(self.sessions, info, reply, meta, preps, metrics)
-            run.messages.append(message)
-            run.saved_texts.append(reply.text)
-            run.metrics += metrics
-            run.mark("firstMessage")
-            await emit("message.created", {"turnId": info.turn_id, "draftId": reply.draft_id,
-                                           "message": message_json(message)})  # fmt: skip
+        async def save() -> None:
+            async with run.save_lock:  # seq order is announcement order
+                message = await save_reply(self.sessions, info, reply, meta, preps, metrics)
+                run.messages.append(message)
+                run.saved_texts.append(reply.text)
+                run.metrics += metrics
+                run.mark("firstMessage")
+                await emit("message.created", {"turnId": info.turn_id, "draftId": reply.draft_id,
+                                               "message": message_json(message)})  # fmt: skip
+
+        saving = asyncio.ensure_future(save())
+        run.saves.append(saving)
+        await asyncio.shield(saving)  # a reply that passed is saved whole, even if the turn stops now
 
     async def _write_decision(self, ctx: TurnContext, run: TurnRun, decision: SelectionDecision, sel: Selection,
                               chosen_by: SelectionOutcome, runs: tuple[StageRun, ...], emotion_source: str) -> None:  # fmt: skip

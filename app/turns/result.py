@@ -69,7 +69,7 @@ class TurnResult(msgspec.Struct, rename="camel", kw_only=True, omit_defaults=Tru
     """The turn response (JSON body, ``turn.completed``/``turn.failed`` data, ``turns.result``)."""
 
     turn_id: str
-    status: str  # completed | failed
+    status: str  # completed | failed | cancelled
     conversation_id: str
     user_message: dict[str, Any] | None
     agent_messages: list[dict[str, Any]] = []

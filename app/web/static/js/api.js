@@ -7,6 +7,10 @@
 // Errors are always {code, message, details}; they are thrown as ApiError with the HTTP status and,
 // for 409 turn_in_progress / 429, the Retry-After header in seconds.
 
+// The events a turn ends with, and the one a stored turn's status stands for.
+const END_EVENTS = ["turn.completed", "turn.failed", "turn.cancelled"];
+const endEvent = (status) => (status === "failed" ? "turn.failed" : status === "cancelled" ? "turn.cancelled" : "turn.completed");
+
 export class ApiError extends Error {
   constructor(status, body, retryAfter) {
     super(body?.message || `HTTP ${status}`);
@@ -68,7 +72,7 @@ export class Api {
 
   // POST a turn with Accept: text/event-stream and call onEvent(event, data, id) per SSE event.
   // EventSource cannot POST, so the stream is read with fetch and parsed here. If the connection
-  // drops before turn.completed/turn.failed, the rest is replayed from
+  // drops before turn.completed/failed/cancelled, the rest is replayed from
   // GET /v1/conversations/{id}/events?turnId=… with Last-Event-ID (servers without that route:
   // the turn is polled until it has finished, and its result carries every saved reply).
   async streamTurn(conversationId, body, onEvent) {
@@ -82,14 +86,14 @@ export class Api {
     const type = resp.headers.get("content-type") || "";
     if (!type.includes("text/event-stream")) {  // an idempotent replay answers with the stored JSON result
       const result = await resp.json();
-      onEvent(result.status === "failed" ? "turn.failed" : "turn.completed", result, null);
+      onEvent(endEvent(result.status), result, null);
       return;
     }
     let lastId = null, turnId = null, finished = false;
     const handle = (event, data, id) => {
       if (id != null) lastId = id;
       if (data && data.turnId) turnId = data.turnId;
-      if (event === "turn.completed" || event === "turn.failed") finished = true;
+      if (END_EVENTS.includes(event)) finished = true;
       onEvent(event, data, id);
     };
     try {
@@ -111,7 +115,7 @@ export class Api {
     for (let waited = 0; !finished && turnId && waited < 600; waited++) {
       try {
         const turn = await this.get(`/v1/conversations/${conversationId}/turns/${turnId}`);
-        if (turn.status !== "running") handle(turn.status === "failed" ? "turn.failed" : "turn.completed", turn, null);
+        if (turn.status !== "running") handle(endEvent(turn.status), turn, null);
       } catch { /* keep polling */ }
       if (!finished) await sleep(1000);
     }

@@ -294,6 +294,7 @@ class ChatScreen {
       case "suggestions.failed": this.clearChips(); break;  // nothing intrusive; "Suggest" asks again
       case "turn.completed": this.finished(data); break;
       case "turn.failed": this.finished(data); break;
+      case "turn.cancelled": this.finished(data); break;
       default: break;  // events this client does not know yet are ignored
     }
   }
@@ -330,6 +331,7 @@ class ChatScreen {
       const [agentId, kind] = key.split(":");
       this.notice(`${this.name(agentId)}'s ${kind === "cross" ? "cross reply" : "reply"} was dropped: ${(q.problems || []).join(", ")}`);
     }
+    if (result.status === "cancelled") this.notice("Stopped: replies already written are kept.");
     if (result.status === "failed") {
       const err = result.error || {};
       const why = (err.details?.agents || []).map((a) => `${this.name(a.agentId)}: ${(a.reasons || a.problems || []).join("; ")}`);
