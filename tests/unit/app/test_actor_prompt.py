@@ -99,3 +99,13 @@ def test_a_retry_after_a_repeat_sends_only_the_line_answered():
     assert prompt.retry(["repeats_earlier"]).checks == prompt.checks  # still checked against the whole window
     cont = _prompt(user_text=None)
     assert cont.retry(["repeats_earlier"]).request.messages[1:] == cont.request.messages[1:]  # a Continue needs it
+
+
+def test_a_retry_for_a_copy_penalises_the_tokens_of_the_context_and_others_do_not():
+    request = _prompt().request
+    assert request.presence_penalty is None and request.frequency_penalty is None
+    for copied in ("echoes_user: 100% the same as the user's message", "repeats_earlier: 90%"):
+        retry = retry_request(request, [copied], "zh-CN")
+        assert retry.presence_penalty == retry.frequency_penalty == 1.0
+    other = retry_request(request, ["speaks_as_other: a line is labelled '周衡:'"], "zh-CN")
+    assert other.presence_penalty is None and other.frequency_penalty is None

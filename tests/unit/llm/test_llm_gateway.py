@@ -123,6 +123,9 @@ async def test_request_settings_win_over_config_settings():
     assert (fake.calls[0]["temperature"], fake.calls[0]["max_tokens"], fake.calls[0]["timeout"]) == (0.1, 50, 9.0)
     await gw.complete(request(temperature=0.9, max_tokens=5, timeout_s=2.0))
     assert (fake.calls[1]["temperature"], fake.calls[1]["max_tokens"], fake.calls[1]["timeout"]) == (0.9, 5, 2.0)
+    assert "presence_penalty" not in fake.calls[1] and "frequency_penalty" not in fake.calls[1]  # sent only when set
+    await gw.complete(request(presence_penalty=1.0, frequency_penalty=0.5))
+    assert (fake.calls[2]["presence_penalty"], fake.calls[2]["frequency_penalty"]) == (1.0, 0.5)
 
 
 async def test_stage_is_the_first_segment_of_the_purpose_unless_a_config_is_named():
