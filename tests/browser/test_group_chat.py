@@ -196,7 +196,8 @@ def test_a_turn_whose_replies_are_all_dropped_says_why(page, server: str, simula
     admin = {"Authorization": f"Bearer {token('root', admin=True)}"}
     erin = {"Authorization": f"Bearer {token('erin')}"}
     agent = httpx.post(f"{server}/v1/agents", json={"name": "Quiet"}, headers=admin).json()
-    conv = httpx.post(f"{server}/v1/conversations", json={"kind": "direct", "agentIds": [agent["id"]]}, headers=erin).json()
+    conv = httpx.post(f"{server}/v1/conversations", json={"kind": "direct", "agentIds": [agent["id"]],
+                      "settings": {"language": "en"}}, headers=erin).json()  # fmt: skip
     sign_in_with_dev_button(page, "erin")
     page.goto(f"/#/c/{conv['id']}")
     simulator.configure(fault_rate=1.0, faults=["empty"])  # every model answer is empty
@@ -211,3 +212,31 @@ def test_a_turn_whose_replies_are_all_dropped_says_why(page, server: str, simula
     expect(page.locator(".msg.agent")).to_have_count(0)
     expect(page.locator("#send")).to_be_enabled()
     shot(page, f"turn-failed-desktop-{backend}")
+
+
+def test_stop_ends_a_running_turn_and_keeps_nothing_half_written(page, server: str, simulator) -> None:
+    admin = {"Authorization": f"Bearer {token('root', admin=True)}"}
+    erin = {"Authorization": f"Bearer {token('erin')}"}
+    agent = httpx.post(f"{server}/v1/agents", json={"name": "Unhurried"}, headers=admin).json()
+    conv = httpx.post(f"{server}/v1/conversations", json={"kind": "direct", "agentIds": [agent["id"]],
+                      "settings": {"language": "en"}}, headers=erin).json()  # fmt: skip
+    sign_in_with_dev_button(page, "erin")
+    page.goto(f"/#/c/{conv['id']}")
+    expect(page.locator("#stop")).to_be_hidden()
+    simulator.configure(latency_ms=1500)
+    try:
+        page.fill("#composer-input", "tell me a long story")
+        page.click("#send")
+        expect(page.locator("#stop")).to_be_visible()
+        page.click("#stop")
+        expect(page.locator(".notice")).to_contain_text("Stopped", timeout=10_000)
+        expect(page.locator("#stop")).to_be_hidden()
+    finally:
+        simulator.configure(latency_ms=60)
+    shot(page, "stopped-turn")
+    items = httpx.get(f"{server}/v1/conversations/{conv['id']}/messages", headers=erin).json()["items"]
+    assert [m["role"] for m in items] == ["user"], items  # the user's message stays; no reply was saved
+    expect(page.locator("#composer-input")).to_be_enabled()
+    page.fill("#composer-input", "ok, a short one then")
+    page.click("#send")
+    expect(page.locator(".msg.agent:not(.draft)")).to_have_count(1, timeout=20_000)

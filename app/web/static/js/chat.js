@@ -107,6 +107,8 @@ class ChatScreen {
     this.input = h("textarea", { id: "composer-input", rows: 1, placeholder: "Message (mention a name to ask them)",
       maxlength: this.session.config.maxMessageChars || 4000 });
     this.sendBtn = h("button", { class: "primary", id: "send", onclick: () => this.send() }, "Send");
+    this.stopBtn = h("button", { id: "stop", hidden: true, title: "Stop this turn (replies already written stay)",
+      onclick: () => this.stop() }, "Stop");
     this.suggestBtn = h("button", { id: "suggest", title: "Suggest replies", onclick: () => this.suggest() }, "Suggest");
     this.note = h("div", { class: "composer-note warn", id: "composer-note", hidden: true });
     this.input.addEventListener("input", () => this.clearChips());
@@ -120,7 +122,7 @@ class ChatScreen {
       h("span", { class: "spacer" }),
       h("button", { id: "story-btn", onclick: () => this.openStory() }, "Story"));
     this.chat = h("section", { class: "chat" }, head, this.timeline, this.status, this.chips, this.note,
-      h("div", { class: "composer" }, this.input, this.suggestBtn, this.sendBtn));
+      h("div", { class: "composer" }, this.input, this.suggestBtn, this.stopBtn, this.sendBtn));
     this.side = h("aside", { class: "side-panel", id: "side-panel", hidden: true });
     this.layout.append(this.chat, this.side);
     await this.loadHistory();
@@ -262,6 +264,9 @@ class ChatScreen {
       case "turn.started":
         if (data.userMessage && !this.messages.has(data.userMessage.id)) this.put(data.userMessage);
         this.status.textContent = "Reading the message…";
+        this.runningTurnId = data.turnId;
+        this.stopBtn.hidden = false;
+        this.stopBtn.disabled = false;
         break;
       case "turn.emotion": {
         const e = data.emotion || {}, i = data.intent || {};
@@ -280,6 +285,7 @@ class ChatScreen {
       case "message.delta": this.onDelta(data); break;
       case "message.discarded": {
         this.dropDraft(data.draftId);
+        if ((data.problems || []).includes("cancelled")) break;  // Stop says so once, at the end
         this.notice(`${this.name(data.agentId)}'s draft was discarded: ${(data.problems || []).join(", ") || "quality check"}`);
         break;
       }
@@ -320,7 +326,23 @@ class ChatScreen {
     this.drafts.delete(draftId);
   }
 
+  // Stop: the server ends the running turn; its turn.cancelled event finishes it here.
+  async stop() {
+    const turnId = this.runningTurnId;
+    if (!turnId) return;
+    this.stopBtn.disabled = true;
+    this.status.textContent = "Stopping…";
+    try {
+      await this.api.post(`/v1/conversations/${this.conv.id}/turns/${turnId}/cancel`);
+    } catch (err) {
+      if (err.code !== "turn_not_running") this.notice(`Could not stop: ${err.message} (${err.code})`, true);
+      this.stopBtn.disabled = false;
+    }
+  }
+
   finished(result) {
+    this.runningTurnId = null;
+    this.stopBtn.hidden = true;
     for (const id of [...this.drafts.keys()]) this.dropDraft(id);
     this.status.textContent = "";
     for (const m of result.agentMessages || []) if (!this.messages.has(m.id)) this.put(m);
