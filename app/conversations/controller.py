@@ -8,7 +8,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.tokens import Principal
 from app.conversations import service
-from app.conversations.schemas import ConversationCreate, ConversationOut, ConversationUpdate, MemberAdd
+from app.conversations.schemas import ConversationCreate, ConversationOut, ConversationUpdate, MemberAdd, RewindIn
+from app.turns.rewind import RewindOut, rewind
 
 
 class ConversationController(Controller):
@@ -26,6 +27,15 @@ class ConversationController(Controller):
     @get("/")
     async def list_all(self, session: AsyncSession, principal: Principal) -> list[ConversationOut]:
         return await service.list_conversations(session, principal.user_id)
+
+    @post("/{conversation_id:str}/rewind", status_code=200)
+    async def rewind(self, conversation_id: str, data: RewindIn, principal: Principal, state: State) -> RewindOut:
+        """Remove everything after ``toMessageId`` (kept as a hidden branch), clear open suggestions,
+        and put every agent's Story back to its state at that message (or start it over, said per
+        agent in ``story``). Holds the turn lock: 409 ``turn_in_progress`` while a turn runs.
+        ``conversation.rewound`` on the conversation's stream."""
+        return await rewind(state.turn_pipeline, state.event_hub, principal.user_id, conversation_id,
+                            data.to_message_id)  # fmt: skip
 
     @get("/{conversation_id:str}")
     async def read(self, conversation_id: str, session: AsyncSession, principal: Principal) -> ConversationOut:

@@ -29,6 +29,10 @@ class MemberAdd(ApiInput):
     agent_id: str
 
 
+class RewindIn(ApiInput):
+    to_message_id: Annotated[str, Meta(min_length=1, max_length=64)]
+
+
 class MemberOut(ApiStruct):
     agent_id: str
     name: str

@@ -25,6 +25,7 @@ from app.story import repository
 from app.story.adoption import Adopted, BackgroundAdoption, reusable, story_context
 from app.story.messages import DbMessageReader, load_history
 from app.story.repository import StoredState, StoryScope
+from app.story.rewind import rewind_stories
 from app.turns import loader
 from app.turns.plugins import ActorPrep, ReplyExtras, StageMetric, TurnInfo, TurnPlugin
 from story.coordinator.envelope import deserialize_state
@@ -133,6 +134,11 @@ class StoryHooks(TurnPlugin):
         inputs = _inputs(turn_id=f"init-{conversation_id}", user_message_id=f"init@{seq}", user_text="", seq=seq,
                          language=config.language, seed=cfg.seed)  # fmt: skip
         self._initialize(owner_id, conversation_id, agents.rows, cfg, self.coordinator(cfg, conversation_id), inputs, seq)
+
+    async def history_rewound(self, session: AsyncSession, conversation_id: str, *, to_message_id: str, to_seq: int,
+                              by: str) -> dict[str, Any]:  # fmt: skip
+        return {"story": await rewind_stories(session, conversation_id, to_message_id=to_message_id, to_seq=to_seq,
+                                              by=by)}  # fmt: skip
 
     async def turn_finished(self, info: TurnInfo, messages: list[Any], emit: Any) -> None:
         """In the background: each reply this turn left waiting for acceptance is adopted, and the

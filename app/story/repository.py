@@ -25,16 +25,17 @@ from datetime import timedelta
 from typing import Any
 
 import msgspec
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import StoryQuarantine, StoryState, new_id, utcnow
+from app.db.models import Conversation, StoryCheckpoint, StoryQuarantine, StoryState, new_id, utcnow
 from app.errors import StaleStateWrite
 
 QUARANTINE_KEEP = 50
 QUARANTINE_MAX_AGE = timedelta(days=30)
+CHECKPOINT_KEEP = 30  # per state: a rewind further back than this reinitialises the Story
 
 
 class StoryScope(msgspec.Struct, frozen=True):
@@ -131,6 +132,8 @@ async def compare_and_swap(
     new_revision = await _swap(session, row_id, expected_revision, values)
     if quarantine:
         await _store_quarantine(session, row_id, quarantine)
+    if isinstance(envelope, bytes):
+        await _checkpoint(session, row_id, new_revision, status, envelope)
     await session.commit()
     return new_revision
 
@@ -285,4 +288,67 @@ async def reset_state(session: AsyncSession, row_id: int, expected_revision: int
     await session.flush()
     await _apply_retention(session, row_id, now)
     await session.commit()
+    return revision
+
+
+# -- checkpoints (issue 27: rewind) --------------------------------------------------------------
+
+
+async def _checkpoint(session: AsyncSession, state_id: int, revision: int, status: str, envelope: bytes) -> None:
+    """Keep the state just written, stamped with the conversation's ``last_seq`` now: everything
+    the state has seen has a seq at or below it, so a rewind to a message at or after that seq may
+    restore it. The newest ``CHECKPOINT_KEEP`` per state are kept."""
+    at_seq = await session.scalar(select(Conversation.last_seq).join(
+        StoryState, StoryState.conversation_id == Conversation.id).where(StoryState.id == state_id))  # fmt: skip
+    session.add(StoryCheckpoint(state_id=state_id, revision=revision, at_seq=int(at_seq or 0), status=status,
+                                envelope=envelope, created_at=utcnow()))  # fmt: skip
+    await session.flush()
+    keep = select(StoryCheckpoint.id).where(StoryCheckpoint.state_id == state_id).order_by(
+        StoryCheckpoint.id.desc()).limit(CHECKPOINT_KEEP)  # fmt: skip
+    await session.execute(delete(StoryCheckpoint).where(StoryCheckpoint.state_id == state_id,
+                                                        StoryCheckpoint.id.not_in(keep.scalar_subquery())))  # fmt: skip
+
+
+class Checkpoint(msgspec.Struct, frozen=True):
+    revision: int
+    at_seq: int
+    status: str
+    envelope: bytes | None
+
+
+async def states_of(session: AsyncSession, conversation_id: str) -> list[StoryState]:
+    return list((await session.scalars(select(StoryState).where(StoryState.conversation_id == conversation_id)
+                                       .order_by(StoryState.id).execution_options(populate_existing=True))).all())  # fmt: skip
+
+
+async def checkpoint_at(session: AsyncSession, state_id: int, seq: int) -> tuple[Checkpoint | None, bool]:
+    """The newest checkpoint written while the conversation was at or before ``seq``, and whether
+    older ones may have been dropped by retention (so a miss is a loss, not a Story not yet begun)."""
+    row = await session.scalar(select(StoryCheckpoint).where(StoryCheckpoint.state_id == state_id,
+                                                             StoryCheckpoint.at_seq <= seq)
+                               .order_by(StoryCheckpoint.id.desc()).limit(1))  # fmt: skip
+    kept = int(await session.scalar(select(func.count()).where(StoryCheckpoint.state_id == state_id)) or 0)
+    found = Checkpoint(row.revision, row.at_seq, row.status, row.envelope) if row is not None else None
+    return found, kept >= CHECKPOINT_KEEP
+
+
+async def rewind_state(session: AsyncSession, state: StoryState, to_seq: int, *, restore: Checkpoint | None,
+                       record_id: str, archived: dict[str, Any], last_outcome: dict[str, Any]) -> int:
+    """In the caller's transaction: the state goes back to ``restore`` (None: it starts over, the
+    next turn initialises from the history that is left); the state it had is kept for an admin as
+    a ``story_quarantine`` record of status ``reset``; checkpoints of the removed branch go.
+    CAS on the revision read with ``state``: a writer racing the rewind gets ``StaleStateWrite``."""
+    outcome = await _with_last_failure(session, state.id, "reset", last_outcome)
+    values: dict[str, Any] = {"status": restore.status if restore else "reset",
+                              "envelope": restore.envelope if restore else None, "last_outcome": outcome}  # fmt: skip
+    revision = await _swap(session, state.id, state.revision, values)
+    session.add(StoryQuarantine(
+        id=record_id, state_id=state.id, owner_id=state.owner_id, conversation_id=state.conversation_id,
+        agent_id=state.agent_id, event_id=f"rewind@{state.revision}:{record_id}", reason=str(archived["reason"])[:500],
+        record=archived, status="reset", created_at=utcnow(),
+    ))  # fmt: skip
+    await session.execute(delete(StoryCheckpoint).where(StoryCheckpoint.state_id == state.id,
+                                                        StoryCheckpoint.at_seq > to_seq))  # fmt: skip
+    await session.flush()
+    await _apply_retention(session, state.id, utcnow())
     return revision

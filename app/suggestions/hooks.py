@@ -43,6 +43,11 @@ class SuggestionHooks(TurnPlugin):
     async def turn_starting(self, conversation_id: str) -> None:
         self.service.cancel_running(conversation_id)
 
+    async def history_rewound(self, session: AsyncSession, conversation_id: str, *, to_message_id: str, to_seq: int,
+                              by: str) -> dict[str, Any]:  # fmt: skip
+        self.service.cancel_running(conversation_id)
+        return {"suggestionsCleared": await repository.clear_open(session, conversation_id)}
+
     async def turn_finished(self, info: TurnInfo, messages: list[Message], emit: Emit) -> dict[str, Any] | None:
         config = config_of(info.settings)
         anchor = next((m for m in reversed(messages) if m.role == "agent"), None)

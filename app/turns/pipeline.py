@@ -135,6 +135,15 @@ class TurnPipeline:
         for plugin in self.plugins:
             await plugin.turn_starting(conversation_id)
 
+    async def history_rewound(self, session: AsyncSession, conversation_id: str, *, to_message_id: str, to_seq: int,
+                              by: str) -> dict[str, Any]:  # fmt: skip
+        """Inside a rewind's transaction: each feature takes back what the hidden messages made."""
+        report: dict[str, Any] = {}
+        for plugin in self.plugins:
+            report |= await plugin.history_rewound(session, conversation_id, to_message_id=to_message_id,
+                                                   to_seq=to_seq, by=by)  # fmt: skip
+        return report
+
     # -- the turn --------------------------------------------------------------------------
 
     async def run(self, started: StartedTurn, emit: Emit = _no_emit, *, continue_agent_id: str | None = None,

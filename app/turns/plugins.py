@@ -115,6 +115,12 @@ class TurnPlugin:
     async def turn_starting(self, conversation_id: str) -> None:
         return None
 
+    async def history_rewound(self, session: AsyncSession, conversation_id: str, *, to_message_id: str, to_seq: int,
+                              by: str) -> dict[str, Any]:  # fmt: skip
+        """Inside the rewind's transaction, under the turn lock: everything after ``to_seq`` was
+        just hidden. Returns this feature's part of the rewind's report."""
+        return {}
+
     async def before_actor(self, info: TurnInfo, agent_id: str) -> ActorPrep:
         return ActorPrep()
 
