@@ -240,3 +240,41 @@ def test_stop_ends_a_running_turn_and_keeps_nothing_half_written(page, server: s
     page.fill("#composer-input", "ok, a short one then")
     page.click("#send")
     expect(page.locator(".msg.agent:not(.draft)")).to_have_count(1, timeout=20_000)
+
+
+def test_swipe_between_versions_and_rewind_to_a_message(page, server: str) -> None:
+    admin = {"Authorization": f"Bearer {token('root', admin=True)}"}
+    fay = {"Authorization": f"Bearer {token('fay')}"}
+    agent = httpx.post(f"{server}/v1/agents", json={"name": "Swiper"}, headers=admin).json()
+    conv = httpx.post(f"{server}/v1/conversations", json={"kind": "direct", "agentIds": [agent["id"]],
+                      "settings": {"language": "en"}}, headers=fay).json()  # fmt: skip
+    sign_in_with_dev_button(page, "fay")
+    page.goto(f"/#/c/{conv['id']}")
+    for line in ("first, tell me about the sea", "now about the mountains"):
+        page.fill("#composer-input", line)
+        page.click("#send")
+        expect(page.locator("#composer-input")).to_be_enabled(timeout=20_000)
+    expect(page.locator(".msg.agent:not(.draft)")).to_have_count(2, timeout=20_000)
+    newest = page.locator(".msg.agent:not(.draft)").last
+    original = newest.locator(".text").inner_text()
+    newest.locator(".regen-btn").click()
+    expect(newest.locator(".version-label")).to_have_text("version 2", timeout=20_000)
+    newest = page.locator(".msg.agent:not(.draft)").last
+    regenerated = newest.locator(".text").inner_text()
+    assert regenerated != original
+    newest.locator(".version-prev").click()
+    expect(page.locator(".msg.agent:not(.draft)").last.locator(".version-label")).to_have_text("version 1 of 2")
+    expect(page.locator(".msg.agent:not(.draft)").last.locator(".text")).to_have_text(original)
+    shot(page, "swiped-version")
+
+    page.on("dialog", lambda dialog: dialog.accept())
+    first_reply = page.locator(".msg.agent:not(.draft)").first
+    first_reply.locator(".rewind-btn").click()
+    expect(page.locator(".msg:not(.draft)")).to_have_count(2)
+    expect(page.locator(".toast").last).to_contain_text("2 messages removed")
+    shot(page, "rewound")
+    items = httpx.get(f"{server}/v1/conversations/{conv['id']}/messages", headers=fay).json()["items"]
+    assert [m["content"] for m in items][-1] == "first, tell me about the sea"
+    page.reload()  # the rewound turn stays gone
+    expect(page.locator(".msg:not(.draft)")).to_have_count(2, timeout=10_000)
+    expect(page.locator(".msg.user .text")).to_have_text(["first, tell me about the sea"])

@@ -56,6 +56,7 @@ export class Api {
   get(path) { return this.request("GET", path); }
   post(path, body = {}) { return this.request("POST", path, body); }
   patch(path, body) { return this.request("PATCH", path, body); }
+  put(path, body) { return this.request("PUT", path, body); }
   del(path) { return this.request("DELETE", path); }
 
   // A file download behind the bearer token (a plain <a href> cannot send the header).

@@ -163,11 +163,21 @@ class ChatScreen {
         !isUser && m.replyKind === "cross" && h("span", { class: "badge" }, `→ ${this.name(m.respondToAgentId)}`),
         m.editedAt && h("span", { class: "badge" }, "edited")),
       h("div", { class: "text" }, m.content));
+    const rewind = h("button", { class: "link rewind-btn", hidden: true, title: "Remove everything after this message",
+      onclick: () => this.rewind(m.id) }, "Rewind to here");
     if (!isUser) {
+      const versions = m.selectedVersion != null && h("span", { class: "versions" },
+        h("button", { class: "link version-prev", "aria-label": "Previous version", onclick: () => this.swipe(m.id, -1) }, "‹"),
+        h("span", { class: "version-label" }, `version ${m.selectedVersion}`),
+        h("button", { class: "link version-next", "aria-label": "Next version", onclick: () => this.swipe(m.id, 1) }, "›"));
       bubble.append(h("div", { class: "tools" },
+        versions,
         h("button", { class: "link why-btn", onclick: () => this.openWhy(m.id) }, "Why this speaker?"),
         h("button", { class: "link edit-btn", hidden: true, onclick: () => this.edit(m.id) }, "Edit"),
-        h("button", { class: "link regen-btn", hidden: true, onclick: () => this.regenerate(m.id) }, "Regenerate")));
+        h("button", { class: "link regen-btn", hidden: true, onclick: () => this.regenerate(m.id) }, "Regenerate"),
+        rewind));
+    } else {
+      bubble.append(h("div", { class: "tools" }, rewind));
     }
     return h("div", { class: `msg ${isUser ? "user" : "agent"}`, dataset: { messageId: m.id, agentId: m.agentId || "" } },
       avatar(who, isUser ? `user:${who}` : m.agentId), bubble);
@@ -178,8 +188,10 @@ class ChatScreen {
     const newest = new Map();
     for (const m of this.messages.values()) if (m.role === "agent") newest.set(m.agentId, m.id);
     const keep = new Set(newest.values());
+    const last = [...this.messages.values()].reduce((a, m) => (a == null || m.seq > a.seq ? m : a), null);
     for (const [id, row] of this.rows) {
       row.querySelectorAll(".edit-btn, .regen-btn").forEach((b) => { b.hidden = !keep.has(id); });
+      row.querySelectorAll(".rewind-btn").forEach((b) => { b.hidden = !last || id === last.id; });
     }
   }
 
@@ -450,6 +462,38 @@ class ChatScreen {
     } catch (err) {
       toast(`Could not regenerate: ${err.message}`);
       row.querySelector(".regen-btn").disabled = false;
+    }
+  }
+
+  // Swipe: the neighbouring version becomes the selected one (what every later turn sees).
+  async swipe(id, step) {
+    try {
+      const list = await this.api.get(`/v1/conversations/${this.conv.id}/messages/${id}/versions`);
+      const to = list.selected + step;
+      if (to < 1 || to > list.items.length) { toast(step < 0 ? "This is the first version." : "This is the newest version."); return; }
+      this.put(await this.api.put(`/v1/conversations/${this.conv.id}/messages/${id}/selected`, { version: to }));
+      const row = this.rows.get(id);
+      row?.querySelector(".version-label")?.replaceChildren(`version ${to} of ${list.items.length}`);
+    } catch (err) {
+      toast(`Could not switch: ${err.message}`);
+    }
+  }
+
+  async rewind(id) {
+    if (!window.confirm("Remove every message after this one? The Story goes back to this point.")) return;
+    try {
+      const out = await this.api.post(`/v1/conversations/${this.conv.id}/rewind`, { toMessageId: id });
+      for (const gone of out.removedMessageIds) {
+        this.rows.get(gone)?.remove();
+        this.rows.delete(gone);
+        this.messages.delete(gone);
+      }
+      this.clearChips();
+      this.refreshTools();
+      toast(out.removedMessages === 1 ? "Rewound: 1 message removed." : `Rewound: ${out.removedMessages} messages removed.`);
+      if (this.sidePanel === "story") this.openStory();
+    } catch (err) {
+      toast(`Could not rewind: ${err.message}`);
     }
   }
 
