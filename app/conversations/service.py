@@ -7,6 +7,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agents.service import get_agent
+from app.auth.tokens import Principal
 from app.conversations.schemas import ConversationCreate, ConversationOut, ConversationUpdate, MemberOut
 from app.conversations.settings import dump_settings, parse_settings
 from app.db.models import Agent, Conversation, ConversationMember, utcnow
@@ -18,6 +19,16 @@ async def get_owned(session: AsyncSession, owner_id: str, conversation_id: str) 
     """Another user's conversation is reported exactly like a missing one (404)."""
     conv = await session.get(Conversation, conversation_id)
     if conv is None or conv.owner_id != owner_id:
+        raise NotFound(f"conversation {conversation_id} not found", code="conversation_not_found")
+    return conv
+
+
+async def get_readable(session: AsyncSession, principal: Principal, conversation_id: str) -> Conversation:
+    """The owner's conversation, or any for an admin; otherwise a 404 like a missing one."""
+    if not principal.is_admin:
+        return await get_owned(session, principal.user_id, conversation_id)
+    conv = await session.get(Conversation, conversation_id)
+    if conv is None:
         raise NotFound(f"conversation {conversation_id} not found", code="conversation_not_found")
     return conv
 

@@ -12,7 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.auth.tokens import Principal
 from app.errors import ValidationFailed
 from app.messages import service, versions
-from app.messages.schemas import MessageCreate, MessageEdit, MessageOut, MessagePage, MessageVersions, VersionSelect
+from app.messages.schemas import (HiddenPage, MessageCreate, MessageEdit, MessageOut, MessagePage, MessageVersions,
+                                  VersionSelect)
 
 MAX_SEQ = 2**53  # message seqs are BIGINT; a cursor past this cannot exist (and stays exact in JSON)
 MAX_LIMIT = 10_000  # the documented ceiling; COMPANION_MAX_PAGE_SIZE (default 200) is the effective one
@@ -46,6 +47,18 @@ class MessageController(Controller):
         return await service.list_messages(
             session, principal.user_id, conversation_id, cursor=cursor, limit=limit, order=order
         )
+
+    @get("/hidden")
+    async def list_hidden(
+        self, conversation_id: str, session: AsyncSession, principal: Principal, state: State,
+        before: Annotated[int | None, Parameter(ge=0, le=MAX_SEQ, description="only messages with seq < before")] = None,
+        limit: Annotated[int, Parameter(ge=1, le=MAX_LIMIT, description="page size (at most the configured limit)")] = 50,
+    ) -> HiddenPage:
+        """Messages rewinds removed (kept as hidden branches; ``hiddenBy`` is the rewind's id),
+        newest first: the owner's, or any conversation's for an admin."""
+        if limit > state.settings.limits.max_page_size:
+            raise ValidationFailed(f"limit must be at most {state.settings.limits.max_page_size}", code="invalid_limit")
+        return await service.list_hidden(session, principal, conversation_id, before=before, limit=limit)
 
     @post("/")
     async def create(

@@ -60,3 +60,15 @@ class MessagePage(ApiStruct):
     items: list[MessageOut]
     next_cursor: int | None
     order: str
+
+
+class HiddenMessageOut(MessageOut):
+    """A message a rewind removed: kept, with when and by which rewind (``rewindId``)."""
+
+    hidden_at: datetime | None = None
+    hidden_by: str | None = None
+
+
+class HiddenPage(ApiStruct):
+    items: list[HiddenMessageOut]
+    next_cursor: int | None  # newest first: pass as ``before``

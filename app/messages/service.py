@@ -9,11 +9,12 @@ import msgspec
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.conversations.service import get_owned
+from app.auth.tokens import Principal
+from app.conversations.service import get_owned, get_readable
 from app.db.models import Conversation, Message, utcnow
 from app.errors import NotFound, PayloadTooLarge, ValidationFailed
 from app.messages import versions
-from app.messages.schemas import MessageOut, MessagePage
+from app.messages.schemas import HiddenMessageOut, HiddenPage, MessageOut, MessagePage
 from app.messages.store import InTransaction, content_hash, insert_message
 from app.settings import Limits
 
@@ -70,6 +71,20 @@ async def list_messages(
     more = len(rows) > limit
     rows = rows[:limit]
     return MessagePage(items=[to_out(m) for m in rows], next_cursor=rows[-1].seq if more else None, order=order)
+
+
+async def list_hidden(session: AsyncSession, principal: Principal, conversation_id: str, *, before: int | None,
+                      limit: int) -> HiddenPage:  # fmt: skip
+    """The hidden branches rewinds left (owner or admin), newest first; ``before`` continues."""
+    await get_readable(session, principal, conversation_id)
+    query = select(Message).where(Message.conversation_id == conversation_id, Message.hidden_at.is_not(None))
+    if before is not None:
+        query = query.where(Message.seq < before)
+    rows = list(await session.scalars(query.order_by(Message.seq.desc()).limit(limit + 1)))
+    more, rows = len(rows) > limit, rows[:limit]
+    items = [HiddenMessageOut(**msgspec.structs.asdict(to_out(m)), hidden_at=m.hidden_at, hidden_by=m.hidden_by)
+             for m in rows]  # fmt: skip
+    return HiddenPage(items=items, next_cursor=rows[-1].seq if more else None)
 
 
 async def post_user_message(

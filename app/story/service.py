@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.schemas import ApiStruct
 from app.auth.tokens import Principal
-from app.conversations.service import get_owned
+from app.conversations.service import get_readable
 from app.conversations.settings import StorySettings
 from app.db.models import Conversation, ConversationMember, StoryQuarantine, new_id, utcnow
 from app.errors import Conflict, NotFound
@@ -54,12 +54,7 @@ class StoryStatusOut(ApiStruct):
 
 
 async def _conversation(session: AsyncSession, principal: Principal, conversation_id: str) -> Conversation:
-    if not principal.is_admin:
-        return await get_owned(session, principal.user_id, conversation_id)
-    conv = await session.get(Conversation, conversation_id)
-    if conv is None:
-        raise NotFound(f"conversation {conversation_id} not found", code="conversation_not_found")
-    return conv
+    return await get_readable(session, principal, conversation_id)
 
 
 async def _require_member(session: AsyncSession, conv: Conversation, agent_id: str) -> None:

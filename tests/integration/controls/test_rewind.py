@@ -12,7 +12,7 @@ from sqlalchemy import select
 from app.db.engine import session_factory
 from app.db.models import Message, StoryQuarantine, Suggestion
 from app.turns import repository
-from tests.integration.conftest import ALICE, BOB
+from tests.integration.conftest import ADMIN, ALICE, BOB
 from tests.integration.controls.conftest import controls, logged_events
 from tests.integration.story.conftest import saved_state, say, state_row, story_group
 from tests.integration.turns.conftest import make_group, post_turn
@@ -53,6 +53,13 @@ async def test_rewind_hides_everything_after_the_message_and_keeps_it(turn_api, 
     hidden = [m for m in rows if m.hidden_at is not None]
     assert [m.content for m in hidden] == ["今天下雨了", "第二句回复。", "我想出去走走", "第三句回复。"]
     assert {m.hidden_by for m in hidden} == {out["rewindId"]} and [m.id for m in hidden] == out["removedMessageIds"]
+
+    listed = (await turn_api.client.get(f"/v1/conversations/{conv['id']}/messages/hidden", headers=ALICE)).json()
+    assert [m["id"] for m in listed["items"]] == out["removedMessageIds"][::-1]  # newest first
+    assert {m["hiddenBy"] for m in listed["items"]} == {out["rewindId"]} and all(m["hiddenAt"] for m in listed["items"])
+    admin = (await turn_api.client.get(f"/v1/conversations/{conv['id']}/messages/hidden?limit=1", headers=ADMIN)).json()
+    assert len(admin["items"]) == 1 and admin["nextCursor"] is not None
+    assert (await turn_api.client.get(f"/v1/conversations/{conv['id']}/messages/hidden", headers=BOB)).status_code == 404
 
     kinds = await controls(engine, conv["id"])
     assert kinds[-1][0] == "rewind" and kinds[-1][2]["removedByAgent"] == {gentle["id"]: 2}
