@@ -51,11 +51,11 @@ async def run_cross(pipeline: TurnPipeline, ctx: TurnContext, run: TurnRun, emit
                               user_text=info.user_text, purpose="cross_reply", this_turn=this_turn,
                               cross_target=(target.agent_id, names[target.agent_id]))  # fmt: skip
         channel = DraftChannel(emit, info.turn_id, agent.id, held=False, on_first=lambda: run.mark("firstDelta"))
-        reply = await pipeline._generate(ctx, agent, prompt, channel, [r.text for r in said])
+        reply = await pipeline.generate_reply(ctx, agent, prompt, channel, [r.text for r in said])
         reply.kind, reply.respond_to_agent_id = "cross", target.agent_id
         reply.cross_reason, reply.cross_round = plan.reason, round_no
         plan_record = {**msgspec.to_builtins(plan), "runs": [r.record() for r in runs]}
-        await pipeline._finish_reply(ctx, run, emit, reply, [], None, extra_orch={"crossReplyPlan": plan_record})
+        await pipeline.finish_reply(ctx, run, emit, reply, [], None, extra_orch={"crossReplyPlan": plan_record})
         if reply.dropped:
             break
         said.append(reply)

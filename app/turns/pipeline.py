@@ -367,24 +367,24 @@ class TurnPipeline:
         if refused:  # no actor call; dropped with the reason, after the selection like any reply
             await job.confirmed.wait()
             dropped = Reply(agent_id=job.agent_id, text="", dropped=True, problems=refused, attempts=0)
-            await self._finish_reply(ctx, run, emit, dropped, preps, "actor", speculation=job.speculation)
+            await self.finish_reply(ctx, run, emit, dropped, preps, "actor", speculation=job.speculation)
             return
         material = "\n\n".join(p.stage_material for _, p in preps if p.stage_material) or None
         prompt = actor_prompt(self.templates, agent, language=info.language, recent=info.recent, names=ctx.names(),
                               user_text=None if info.continuation else info.user_text, direct=ctx.direct,
                               stage_material=material)  # fmt: skip
-        reply = await self._generate(ctx, agent, prompt, job.channel, run.saved_texts)
+        reply = await self.generate_reply(ctx, agent, prompt, job.channel, run.saved_texts)
         await job.confirmed.wait()  # saved once the selection is known (and, if speculative, agrees)
         if not reply.dropped and _duplicates(reply.text, run.saved_texts):
             # Replies run concurrently: a near-copy of one saved meanwhile gets one more try.
-            again = await self._generate(ctx, agent, prompt.retry(["duplicate"]), job.channel, run.saved_texts)
+            again = await self.generate_reply(ctx, agent, prompt.retry(["duplicate"]), job.channel, run.saved_texts)
             again.regenerated_for = [*reply.regenerated_for, "duplicate: same as another reply this turn"]
             reply = again
         if not reply.dropped:
             await await_beside(preps)
-        await self._finish_reply(ctx, run, emit, reply, preps, "actor", speculation=job.speculation)
+        await self.finish_reply(ctx, run, emit, reply, preps, "actor", speculation=job.speculation)
 
-    async def _generate(self, ctx: TurnContext, agent: Any, prompt: ActorPrompt, channel: DraftChannel,
+    async def generate_reply(self, ctx: TurnContext, agent: Any, prompt: ActorPrompt, channel: DraftChannel,
                         earlier: list[str]) -> Reply:  # fmt: skip
         try:
             reply = await generate_checked(self.model, prompt, agent, max_chars=self.settings.limits.max_message_chars,
@@ -435,7 +435,7 @@ class TurnPipeline:
                 await channel.current.discard(again.problems)
         return again
 
-    async def _finish_reply(self, ctx: TurnContext, run: TurnRun, emit: Emit, reply: Reply, preps: Preps,
+    async def finish_reply(self, ctx: TurnContext, run: TurnRun, emit: Emit, reply: Reply, preps: Preps,
                             stage: str | None, *, speculation: Speculation = "none", extra_orch: dict[str, Any] | None = None) -> None:  # fmt: skip
         info = ctx.info
         run.replies.append(reply)
