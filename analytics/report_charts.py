@@ -108,6 +108,24 @@ def selection_paths(results: dict) -> plt.Figure | None:
     return fig
 
 
+def message_controls(results: dict) -> plt.Figure | None:
+    rows = [r for r in results["message-controls"] if r.scope == "agent" and r.replies]
+    series = (("regenerate_rate", "regenerate", "#4c78a8"), ("swipe_back_rate", "swipe back", "#f58518"),
+              ("rewind_rate", "rewind", "#e45756"), ("stop_rate", "stop", "#72b7b2"))
+    if not any(getattr(r, field) for r in rows for field, _, _ in series):
+        return None
+    x = np.arange(len(rows))
+    width = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    for i, (field, label, color) in enumerate(series):
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, [getattr(r, field) or 0 for r in rows], width, label=label,
+               color=color)
+    ax.set_xticks(x, [r.agent_name or r.agent_id for r in rows], rotation=20)
+    ax.set_ylabel("per saved reply")
+    ax.legend()
+    return fig
+
+
 def _day_ticks(ax: plt.Axes, days: list[str]) -> None:
     step = max(1, len(days) // 10)
     ax.set_xticks(range(0, len(days), step), days[::step], rotation=30, fontsize=8)
@@ -121,4 +139,5 @@ CHARTS = (
     ("Routing: selection rate by user need × agent capability", routing_heatmap),
     ("Latency per stage (p50 / p95)", latency),
     ("Selection paths: turns per mode/path (and the model's agreement with the scorer)", selection_paths),
+    ("Message controls per agent: regenerations, swipes back, rewinds and stops per saved reply", message_controls),
 )

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from analytics.filters import Filters
 from analytics.queries.agreement import AgreementRow, llm_agreement
+from analytics.queries.controls import ControlRow, message_controls
 from analytics.queries.cost import TurnCostRow, turn_cost
 from analytics.queries.emotions import EmotionRow, RoutingRow, emotion_routing, emotions
 from analytics.queries.paths import SelectionPathRow, selection_paths
@@ -52,6 +53,8 @@ QUERIES: dict[str, Query] = {
         Query("turn-cost", turn_cost, TurnCostRow, "per orchestration mode: model calls, calls before the first words, tokens per turn"),
         Query("suggestions", suggestions, SuggestionRow, "suggestion outcomes: first-try, repaired, failed, ..."),
         Query("speculation", speculation, SpeculationRow, "replies started on the scorer's pick: hits, misses"),
+        Query("message-controls", message_controls, ControlRow,
+              "per agent and overall: regenerations, swipes (back), rewinds and stops, and their rates per reply"),
     )
 }
 

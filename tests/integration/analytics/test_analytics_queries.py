@@ -181,3 +181,44 @@ async def test_turn_cost_averages_calls_and_tokens_per_orchestration_mode(histor
         ("unrecorded", 1, None, None, None, None, 0.0)]  # fmt: skip
     only_g1 = await run(history, "turn-cost", conversation=["g1"])
     assert pick(only_g1, "mode", "turns") == [("combined", 2)]
+
+
+async def test_message_controls_count_per_agent_with_rates_per_visible_reply(history: Any) -> None:
+    from app.db.models import ConversationControl as CC, Message
+
+    at = datetime.fromisoformat("2026-01-12T00:00:00+00:00")
+    async with history() as session:
+        session.add_all([
+            CC(conversation_id="g1", kind="regenerate", agent_id="A", message_id="t1m1", created_at=at),
+            CC(conversation_id="g1", kind="select", agent_id="A", message_id="t1m1", details={"from": 2, "to": 1, "back": True},
+               created_at=at),
+            CC(conversation_id="g1", kind="select", agent_id="C", message_id="t3m2", details={"from": 1, "to": 2, "back": False},
+               created_at=at),
+            CC(conversation_id="g1", kind="cancel", turn_id="t3", created_at=at),  # A was selected, C saved a reply
+            CC(conversation_id="g2", kind="cancel", turn_id="nobody", created_at=at),  # stopped before anyone was chosen
+            CC(conversation_id="g1", kind="rewind", message_id="t1m0", details={"removedByAgent": {"A": 2, "B": 1}},
+               created_at=at),
+        ])  # fmt: skip
+        (await session.get(Message, "t2m1")).hidden_at = at  # a rewound reply is not a reply any more
+        await session.commit()
+
+    fields = ("scope", "agent_id", "agent_name", "replies", "regenerations", "swipes", "swipes_back", "rewinds",
+              "rewound_replies", "stops")  # fmt: skip
+    rows = await run(history, "message-controls")
+    assert pick(rows, *fields) == [
+        ("agent", "A", "Ann", 3, 1, 1, 1, 1, 2, 1),
+        ("agent", "B", "Bo", 1, 0, 0, 0, 1, 1, 0),
+        ("agent", "C", "Cy", 1, 0, 1, 0, 0, 0, 1),
+        ("all", None, None, 5, 1, 2, 1, 1, 3, 2),
+    ]
+    assert pick(rows[:1], "regenerate_rate", "swipe_back_rate", "rewind_rate", "stop_rate") == [(0.333333,) * 4]
+
+    by_llm = await run(history, "message-controls", selected_by="llm")  # turns t1 and t3
+    assert pick(by_llm, *fields) == [
+        ("agent", "A", "Ann", 2, 1, 1, 1, None, None, 1),
+        ("agent", "C", "Cy", 1, 0, 1, 0, None, None, 1),
+        ("all", None, None, 3, 1, 2, 1, None, None, 1),
+    ]
+    only_c = await run(history, "message-controls", agent="C")
+    assert pick(only_c, *fields) == [("agent", "C", "Cy", 1, 0, 1, 0, 0, 0, 1), ("all", None, None, 1, 0, 1, 0, 0, 0, 1)]
+    assert await run(history, "message-controls", since="2026-01-13") == []
