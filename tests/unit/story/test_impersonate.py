@@ -1,0 +1,139 @@
+"""Write for me: one line in the user's voice, streamed, checked, retried with what was wrong."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import msgspec
+import pytest
+
+from story.auto_reply import AutoReplyConfig, AutoReplyDisabled, ContextMessage, InvalidSuggestionInput
+from story.auto_reply.impersonate import (
+    COPY_PENALTY, ImpersonateFailed, ImpersonateInput, check_line, clean, impersonate, with_draft,
+)  # fmt: skip
+
+CONFIG = AutoReplyConfig()
+ZH = ImpersonateInput(
+    language="zh-CN", members=["林溪", "周衡"],
+    context=[ContextMessage("User", "user", "我今天有点累"), ContextMessage("林溪", "agent", "辛苦啦，要不要先休息一下？")],
+)  # fmt: skip
+EN = ImpersonateInput(
+    language="en", members=["Mia"],
+    context=[ContextMessage("User", "user", "I finally finished the report"), ContextMessage("Mia", "agent", "Well done! How do you feel?")],
+)  # fmt: skip
+
+
+class Result(msgspec.Struct):
+    text: str
+    model: str = "fake"
+    finish_reason: str | None = "stop"
+    usage: Any = None
+
+
+class Streamer:
+    """Answers each call with the next text, streamed in two pieces; records the requests."""
+
+    def __init__(self, *answers: str | Exception) -> None:
+        self.answers = list(answers)
+        self.requests: list[Any] = []
+
+    async def stream(self, request: Any, on_delta: Any) -> Result:
+        self.requests.append(request)
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        half = len(answer) // 2
+        for piece in (answer[:half], answer[half:]):
+            if piece:
+                await on_delta(piece)
+        return Result(answer)
+
+
+async def test_a_good_line_streams_and_is_returned_whole() -> None:
+    deltas: list[tuple[int, str]] = []
+
+    async def on_delta(n: int, piece: str) -> None:
+        deltas.append((n, piece))
+
+    model = Streamer("好呀，那我先去泡杯茶")
+    result = await impersonate(model, ZH, CONFIG, on_delta=on_delta)
+    assert result.text == "好呀，那我先去泡杯茶"
+    assert result.attempts == [[]]
+    assert "".join(p for _, p in deltas) == "好呀，那我先去泡杯茶" and {n for n, _ in deltas} == {1}
+    request = model.requests[0]
+    assert request.purpose == "auto_reply.impersonate" and request.presence_penalty is None
+    prompt = "\n".join(m.content for m in request.messages)
+    assert "林溪" in prompt and "辛苦啦" in prompt and "我今天有点累" in prompt
+
+
+async def test_an_echo_of_the_user_is_discarded_and_retried_with_penalties() -> None:
+    discarded: list[tuple[int, list[str]]] = []
+
+    async def on_discard(n: int, problems: list[str]) -> None:
+        discarded.append((n, problems))
+
+    model = Streamer("我今天有点累", "嗯，休息一下也好，你陪我聊聊天吧")
+    result = await impersonate(model, ZH, CONFIG, on_discard=on_discard)
+    assert result.text == "嗯，休息一下也好，你陪我聊聊天吧"
+    assert discarded == [(1, ["copies one of the user's earlier messages (write something new)"])]
+    retry = model.requests[1]
+    assert retry.presence_penalty == COPY_PENALTY == retry.frequency_penalty
+    assert retry.messages[-1].role == "user" and "这条不能用" in retry.messages[-1].content
+
+
+async def test_a_line_for_a_member_or_in_the_wrong_language_is_never_returned() -> None:
+    model = Streamer("林溪: 我也累了", "Sure, let me rest", "好的\n周衡: 我陪你")
+    with pytest.raises(ImpersonateFailed) as failed:
+        await impersonate(model, ZH, CONFIG)
+    problems = failed.value.attempts
+    assert len(problems) == 3
+    assert any('spoken by "林溪"' in p for p in problems[0])
+    assert any("wrong script" in p for p in problems[1])
+    assert problems[2] == ['writes a line for "周衡" (write only the user\'s own message)']
+
+
+async def test_a_model_error_is_one_failed_attempt_and_cancellation_propagates() -> None:
+    model = Streamer(RuntimeError("boom"), "Thanks Mia, I feel relieved")
+    result = await impersonate(model, EN, CONFIG)
+    assert result.attempts == [["model call failed: RuntimeError: boom"], []]
+
+    class Hangs:
+        async def stream(self, request: Any, on_delta: Any) -> Any:
+            await asyncio.sleep(60)
+
+    task = asyncio.ensure_future(impersonate(Hangs(), EN, CONFIG))
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_a_draft_is_kept_verbatim_at_the_start() -> None:
+    draft = msgspec.structs.replace(EN, draft="Honestly I")
+    model = Streamer("feel great, thanks for asking")
+    result = await impersonate(model, draft, CONFIG)
+    assert result.text == "Honestly I feel great, thanks for asking"
+    assert 'started typing: "Honestly I"' in model.requests[0].messages[-1].content
+    assert with_draft("我想", "我想去海边走走") == "我想去海边走走"
+    assert with_draft("我想", "去海边走走") == "我想去海边走走"
+    assert with_draft("Honestly", "Sure. Honestly, yes") == "Honestly, yes"
+    assert with_draft("Well", ", maybe") == "Well, maybe"
+
+
+def test_labels_and_wrapping_quotes_are_cleaned_but_inner_quotes_stay() -> None:
+    assert clean("User: hi there") == "hi there"
+    assert clean("用户：“我们走吧”") == "我们走吧"
+    assert clean('I said "no" twice') == 'I said "no" twice'
+
+
+def test_a_line_that_only_repeats_the_draft_adds_nothing() -> None:
+    _, problems = check_line("Honestly I", msgspec.structs.replace(EN, draft="Honestly I"), CONFIG)
+    assert problems == ["adds nothing to what the user already typed"]
+
+
+async def test_disabled_and_bad_drafts_are_input_errors() -> None:
+    with pytest.raises(AutoReplyDisabled):
+        await impersonate(Streamer(), EN, msgspec.structs.replace(CONFIG, enabled=False))
+    with pytest.raises(InvalidSuggestionInput):
+        await impersonate(Streamer(), msgspec.structs.replace(EN, draft="x" * 161), CONFIG)
