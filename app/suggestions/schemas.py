@@ -4,9 +4,11 @@ still-generating record never carries options a client could mistake for current
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from app.api.schemas import ApiStruct
+from msgspec import Meta
+
+from app.api.schemas import ApiInput, ApiStruct
 from app.db.models import Suggestion
 
 
@@ -53,3 +55,20 @@ def to_created(row: Suggestion) -> SuggestionCreated:
         suggestion_id=row.id, anchor_message_id=row.anchor_message_id, options=list(row.options or []),
         usage=row.usage or {}, fallback=bool(row.fallback),
     )  # fmt: skip
+
+
+class ImpersonateIn(ApiInput):
+    """``POST …/impersonate``: ``draft`` is what the user has typed so far (may be empty)."""
+
+    draft: Annotated[str, Meta(max_length=2000)] = ""
+
+
+class ImpersonateOut(ApiStruct):
+    """One line for the user to send or not: ``text`` (the draft included at its start); each
+    attempt's problems (the last is empty: accepted); never stored."""
+
+    text: str
+    draft: str
+    attempts: list[list[str]]
+    model: str | None
+    usage: dict[str, Any]

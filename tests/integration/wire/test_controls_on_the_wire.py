@@ -84,3 +84,24 @@ async def test_stop_ends_a_turn_whose_reply_is_streaming(sim_live: Api, sim, eng
     page = (await sim_live.client.get(f"/v1/conversations/{conv['id']}/messages", headers=ALICE)).json()
     assert [m["role"] for m in page["items"]] == ["user"]
     assert (await _turn(sim_live, conv["id"], "还在吗？"))["agentMessages"]
+
+
+async def test_write_for_me_streams_one_line_from_the_model(sim_api: Api, sim) -> None:
+    from tests.integration.events.sse import parse
+
+    conv = await _direct(sim_api)
+    await _turn(sim_api, conv["id"], "今晚睡不着，有点焦虑")
+    sim.configure(ttft_ms=100, tokens_per_s=200.0)  # streamed in token-sized pieces
+    resp = await sim_api.client.post(f"/v1/conversations/{conv['id']}/impersonate", json={"draft": "我想"},
+                                     headers={**ALICE, "accept": "text/event-stream"})  # fmt: skip
+    sim.configure(ttft_ms=None, tokens_per_s=0.0)
+    assert resp.status_code == 200, resp.text
+    events = parse(resp.text)
+    done = events[-1]
+    assert done["event"] == "impersonate.done", events[-3:]
+    deltas = [e for e in events if e["event"] == "impersonate.delta"]
+    assert len(deltas) > 3  # it arrives as it is written
+    assert done["data"]["text"].startswith("我想") and done["data"]["model"] == "sim"
+    assert done["data"]["text"] == "我想" + "".join(e["data"]["text"] for e in deltas if e["data"]["attempt"] == len(done["data"]["attempts"]))
+    page = (await sim_api.client.get(f"/v1/conversations/{conv['id']}/messages", headers=ALICE)).json()
+    assert len(page["items"]) == 2  # never stored
