@@ -278,3 +278,30 @@ def test_swipe_between_versions_and_rewind_to_a_message(page, server: str) -> No
     page.reload()  # the rewound turn stays gone
     expect(page.locator(".msg:not(.draft)")).to_have_count(2, timeout=10_000)
     expect(page.locator(".msg.user .text")).to_have_text(["first, tell me about the sea"])
+
+
+def test_write_for_me_streams_a_line_into_the_composer_and_never_sends_it(page, server: str) -> None:
+    admin = {"Authorization": f"Bearer {token('root', admin=True)}"}
+    gil = {"Authorization": f"Bearer {token('gil')}"}
+    agent = httpx.post(f"{server}/v1/agents", json={"name": "Writer"}, headers=admin).json()
+    conv = httpx.post(f"{server}/v1/conversations", json={"kind": "direct", "agentIds": [agent["id"]],
+                      "settings": {"language": "en"}}, headers=gil).json()  # fmt: skip
+    sign_in_with_dev_button(page, "gil")
+    page.goto(f"/#/c/{conv['id']}")
+    page.fill("#composer-input", "tell me about the sea")
+    page.click("#send")
+    expect(page.locator(".msg.agent:not(.draft)")).to_have_count(1, timeout=20_000)
+    expect(page.locator("#composer-input")).to_be_enabled(timeout=20_000)
+    page.fill("#composer-input", "Honestly")
+    page.click("#write-for-me")
+    expect(page.locator("#write-for-me")).to_be_enabled(timeout=20_000)
+    line = page.locator("#composer-input").input_value()
+    assert line.startswith("Honestly") and len(line) > len("Honestly ") + 5, line
+    shot(page, "write-for-me")
+    page.set_viewport_size(PHONE)
+    expect(page.locator("#send")).to_be_in_viewport()
+    shot(page, "write-for-me-phone")
+    assert len(user_messages(server, conv["id"], "gil")) == 1  # filled in, never sent
+    page.click("#send")
+    expect(page.locator(".msg.user")).to_have_count(2, timeout=20_000)
+    assert user_messages(server, conv["id"], "gil")[0]["content"] == line

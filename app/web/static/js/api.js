@@ -71,6 +71,18 @@ export class Api {
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
   }
 
+  // POST with Accept: text/event-stream and call onEvent(event, data) per event; a JSON error is thrown.
+  // Nothing is replayed if the connection drops (for streams that store nothing, e.g. impersonate).
+  async streamPost(path, body, onEvent, signal) {
+    const resp = await fetch(this.base + path, {
+      method: "POST", signal,
+      headers: this.headers({ "content-type": "application/json", accept: "text/event-stream" }),
+      body: JSON.stringify(body),
+    });
+    if (!resp.ok) throw await errorOf(resp);
+    await readSse(resp.body, onEvent);
+  }
+
   // POST a turn with Accept: text/event-stream and call onEvent(event, data, id) per SSE event.
   // EventSource cannot POST, so the stream is read with fetch and parsed here. If the connection
   // drops before turn.completed/failed/cancelled, the rest is replayed from

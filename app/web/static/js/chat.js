@@ -110,6 +110,8 @@ class ChatScreen {
     this.stopBtn = h("button", { id: "stop", hidden: true, title: "Stop this turn (replies already written stay)",
       onclick: () => this.stop() }, "Stop");
     this.suggestBtn = h("button", { id: "suggest", title: "Suggest replies", onclick: () => this.suggest() }, "Suggest");
+    this.writeBtn = h("button", { id: "write-for-me", title: "Write my next line (continues what you typed; never sent)",
+      onclick: () => this.writeForMe() }, "Write for me");
     this.note = h("div", { class: "composer-note warn", id: "composer-note", hidden: true });
     this.input.addEventListener("input", () => this.clearChips());
     this.input.addEventListener("keydown", (e) => {
@@ -122,7 +124,7 @@ class ChatScreen {
       h("span", { class: "spacer" }),
       h("button", { id: "story-btn", onclick: () => this.openStory() }, "Story"));
     this.chat = h("section", { class: "chat" }, head, this.timeline, this.status, this.chips, this.note,
-      h("div", { class: "composer" }, this.input, this.suggestBtn, this.stopBtn, this.sendBtn));
+      h("div", { class: "composer" }, this.input, this.suggestBtn, this.writeBtn, this.stopBtn, this.sendBtn));
     this.side = h("aside", { class: "side-panel", id: "side-panel", hidden: true });
     this.layout.append(this.chat, this.side);
     await this.loadHistory();
@@ -427,6 +429,42 @@ class ChatScreen {
       toast(`No suggestions this time (${err.code}).`);
     } finally {
       this.suggestBtn.disabled = false;
+    }
+  }
+
+  // Streams one line in the user's voice into the composer, continuing what is typed there. The
+  // server keeps the draft verbatim at the start; a rejected attempt goes back to the draft and the
+  // next one streams; the line is only ever put in the box, never sent.
+  async writeForMe() {
+    const draft = this.input.value;
+    this.clearChips();
+    this.writeBtn.disabled = true;
+    this.input.readOnly = true;
+    let done = false, raw = "";
+    const typed = draft.trim();
+    const shown = () => {  // as the server will keep it: from the typed words on, else after them
+      const at = typed ? raw.indexOf(typed) : 0;
+      return at >= 0 ? raw.slice(at) : typed + raw;
+    };
+    try {
+      await this.api.streamPost(`/v1/conversations/${this.conv.id}/impersonate`, { draft }, (event, data) => {
+        if (event === "impersonate.started") { raw = ""; this.input.value = draft; }
+        else if (event === "impersonate.delta") { raw += data.text; this.input.value = shown(); }
+        else if (event === "impersonate.done") { this.input.value = data.text; done = true; }
+        else if (event === "impersonate.failed") {
+          this.input.value = draft;
+          done = true;
+          toast(`No line this time (${data.code}): ${(data.attempts || []).at(-1)?.join("; ") || data.message || ""}`);
+        }
+      });
+      if (!done) { this.input.value = draft; toast("Write for me was cut off; your text is as you left it."); }
+    } catch (err) {
+      this.input.value = draft;
+      toast(`Write for me is not available (${err.code || "error"}).`);
+    } finally {
+      this.input.readOnly = false;
+      this.writeBtn.disabled = false;
+      this.input.focus();
     }
   }
 
