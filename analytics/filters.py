@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
-SELECTED_BY = ("mention", "llm", "fallback", "direct")
+SELECTED_BY = ("mention", "llm", "fallback", "direct", "order")
 KINDS = ("direct", "group")
 _RELATIVE = re.compile(r"^(\d+)([mhdw])$")
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

@@ -33,7 +33,7 @@ from app.story import feature as story_feature
 from app.suggestions import feature as suggestions_feature
 from app.turns.pipeline import TurnPipeline
 from app.turns.weights import WeightsStore
-from app.turns.continue_controller import ContinueController
+from app.turns.continue_controller import ContinueController, SpeakController
 from app.turns import reaper as turn_reaper
 from app.turns.controller import RegenerateController, TurnController
 from app import web
@@ -120,7 +120,7 @@ def create_app(settings: Settings, *, model: Any = None, engine: AsyncEngine | N
         raise SettingsError("COMPANION_MAX_BODY_BYTES", "must be positive")
     app = Litestar(
         route_handlers=[
-            healthz, readyz, metrics_endpoint, AgentController, ConversationController, MessageController, TurnController, ContinueController,
+            healthz, readyz, metrics_endpoint, AgentController, ConversationController, MessageController, TurnController, ContinueController, SpeakController,
             AnalyticsController, RegenerateController,
             *story_feature.route_handlers, *suggestions_feature.route_handlers,
             *events_feature.route_handlers,

@@ -8,7 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.tokens import Principal
 from app.conversations import service
-from app.conversations.schemas import ConversationCreate, ConversationOut, ConversationUpdate, MemberAdd, RewindIn
+from app.conversations.schemas import ConversationCreate, ConversationOut, ConversationUpdate, MemberAdd, MemberUpdate, RewindIn
 from app.turns.rewind import RewindOut, rewind
 
 
@@ -54,6 +54,17 @@ class ConversationController(Controller):
         self, conversation_id: str, data: MemberAdd, session: AsyncSession, principal: Principal, state: State
     ) -> ConversationOut:
         out = await service.add_member(session, principal.user_id, conversation_id, data.agent_id, state.settings.limits)
+        await state.turn_pipeline.conversation_saved(principal.user_id, conversation_id)
+        return out
+
+    @patch("/{conversation_id:str}/members/{agent_id:str}")
+    async def update_member(
+        self, conversation_id: str, agent_id: str, data: MemberUpdate, session: AsyncSession, principal: Principal,
+        state: State,
+    ) -> ConversationOut:  # fmt: skip
+        """``{muted}``: a muted member is never selected by the model, the scorer or a reply order,
+        only when named or asked to speak (``POST …/members/{agentId}/speak``); it still sees the chat."""
+        out = await service.update_member(session, principal.user_id, conversation_id, agent_id, muted=data.muted)
         await state.turn_pipeline.conversation_saved(principal.user_id, conversation_id)
         return out
 

@@ -33,10 +33,15 @@ class RewindIn(ApiInput):
     to_message_id: Annotated[str, Meta(min_length=1, max_length=64)]
 
 
+class MemberUpdate(ApiInput):
+    muted: bool
+
+
 class MemberOut(ApiStruct):
     agent_id: str
     name: str
     display_order: int
+    muted: bool = False  # chosen only when named or asked to speak
 
 
 class ConversationOut(ApiStruct):

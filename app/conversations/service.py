@@ -35,12 +35,12 @@ async def get_readable(session: AsyncSession, principal: Principal, conversation
 
 async def members_of(session: AsyncSession, conversation_id: str) -> list[MemberOut]:
     rows = await session.execute(
-        select(ConversationMember.agent_id, Agent.name, ConversationMember.display_order)
+        select(ConversationMember.agent_id, Agent.name, ConversationMember.display_order, ConversationMember.muted)
         .join(Agent, Agent.id == ConversationMember.agent_id)
         .where(ConversationMember.conversation_id == conversation_id)
         .order_by(ConversationMember.display_order, ConversationMember.id)
     )
-    return [MemberOut(agent_id=a, name=n, display_order=o) for a, n, o in rows]
+    return [MemberOut(agent_id=a, name=n, display_order=o, muted=bool(m)) for a, n, o, m in rows]
 
 
 async def to_out(session: AsyncSession, conv: Conversation, *, created: bool = False) -> ConversationOut:
@@ -159,6 +159,21 @@ async def add_member(
     except IntegrityError:
         await session.rollback()
         raise Conflict("agent is already a member", code="already_member") from None
+    return await to_out(session, conv)
+
+
+async def update_member(session: AsyncSession, owner_id: str, conversation_id: str, agent_id: str, *,
+                        muted: bool) -> ConversationOut:  # fmt: skip
+    """Mute or unmute a member of a group (a direct chat's one agent is always the listener)."""
+    conv = await _owned_group(session, owner_id, conversation_id)
+    member = await session.scalar(select(ConversationMember).where(
+        ConversationMember.conversation_id == conv.id, ConversationMember.agent_id == agent_id))  # fmt: skip
+    if member is None:
+        raise NotFound(f"agent {agent_id} is not a member", code="member_not_found")
+    if member.muted != muted:
+        member.muted = muted
+        _touch(conv)
+    await session.commit()
     return await to_out(session, conv)
 
 

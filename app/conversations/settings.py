@@ -20,6 +20,7 @@ from msgspec import Meta
 from app.api.schemas import ApiInput
 from app.errors import ValidationFailed
 from scheduling.selection.mode import DEFAULT_HYBRID_MARGIN, DEFAULT_MODE, SelectionMode
+from scheduling.selection.order import ReplyOrder
 
 _BCP47 = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|\d{3}))?(-[A-Za-z0-9]{5,8})*$")
 
@@ -65,6 +66,10 @@ class ConversationSettings(ApiInput):
     # staged: the seed's pipeline (intent ∥ emotion, then the selector when the mode asks it);
     # combined: one structured call for all three judgements (app/turns/combined.py).
     orchestration: Literal["staged", "combined"] = "staged"
+    # who replies when nobody is named (scheduling/selection/order.py): natural (mentions, then the
+    # model or the scorer), list (round robin in display order), pooled (everyone once before
+    # anyone twice, best ranked first), manual (only named members, or one asked to speak)
+    reply_order: ReplyOrder = "natural"
 
 
 _known_model_configs: frozenset[str] | None = None

@@ -22,6 +22,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -105,6 +106,8 @@ class ConversationMember(Base):
     agent_id: Mapped[str] = mapped_column(String(32), ForeignKey("agents.id", ondelete="RESTRICT"), index=True)
     display_order: Mapped[int] = mapped_column(Integer, default=0)
     joined_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # muted: never selected by the model, the scorer or a reply order; only when named or asked to speak
+    muted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class Turn(Base):

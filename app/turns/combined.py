@@ -39,13 +39,14 @@ def combined_applies(ctx: TurnContext) -> bool:
 async def read_combined(model: Any, ctx: TurnContext, mentions: list[str], weights: ScoringWeights,
                         window: int) -> CombinedReading:  # fmt: skip
     info, cfg = ctx.info, ctx.config
-    ids, limit = [p.id for p in info.agents], max(1, cfg.reply_limit)
+    candidates = [p for p in info.agents if p.id not in ctx.agents.muted]  # a muted member is no candidate
+    ids, limit = [p.id for p in candidates], max(1, cfg.reply_limit)
     # The agents' signals (freshness, relationship) do not depend on the emotion; the prompt leaves
     # the emotion line out, so the offline reading here only fills the struct.
     context = build_speaking_context(info.agents, ctx.stats, info.recent, fallback_emotion(info.user_text),
                                      window=window, current_user_seq=info.user_message_seq)  # fmt: skip
     request = combined_model_request(
-        text=info.user_text, agents=info.agents, context=context, reply_limit=limit, language=cfg.language,
+        text=info.user_text, agents=candidates, context=context, reply_limit=limit, language=cfg.language,
         recent_transcript=ctx.transcript, chattiness=cfg.chattiness, mentioned_ids=mentions,
     )  # fmt: skip
     call = await struct_stage("combined", model, request, TurnReading, lambda: None,

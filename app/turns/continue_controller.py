@@ -36,20 +36,43 @@ class ContinueController(Controller):
     async def create(self, conversation_id: str, request: Request, principal: Principal, state: State,
                      data: ContinueCreate | None = None) -> Response[Any]:  # fmt: skip
         data = data or ContinueCreate()
-        async with state.sessions() as session:
-            conv = await get_owned(session, principal.user_id, conversation_id)
-            if data.agent_id is not None:
-                if not await _is_member(session, conv.id, data.agent_id):
-                    raise ValidationFailed(f"agent {data.agent_id} is not a member of this conversation",
-                                           code="agent_not_member", details={"agentId": data.agent_id})  # fmt: skip
-            if await loader.last_user_message(session, conv.id) is None:
-                raise ValidationFailed("there is nothing to continue: the conversation has no user message yet",
-                                       code="nothing_to_continue")  # fmt: skip
-        started = await start_or_replay(state, principal, conversation_id, None, data.idempotency_key,
-                                        streamed=wants_stream(request))  # fmt: skip
-        if isinstance(started, Response):
-            return started
-        return await respond(request, state, started, continue_agent_id=data.agent_id)
+        return await carry_on(conversation_id, request, principal, state, data.agent_id, data.idempotency_key)
+
+
+class SpeakCreate(ApiInput):
+    idempotency_key: Annotated[str, Meta(min_length=1, max_length=128)] | None = None
+
+
+class SpeakController(Controller):
+    """Force-talk: ``POST /v1/conversations/{id}/members/{agentId}/speak`` — that member replies
+    now, without a user message, muted or not (a Continue naming the agent, as a member action)."""
+
+    path = "/v1/conversations/{conversation_id:str}/members/{agent_id:str}/speak"
+    tags = ["turns"]
+
+    @post("/")
+    async def create(self, conversation_id: str, agent_id: str, request: Request, principal: Principal, state: State,
+                     data: SpeakCreate | None = None) -> Response[Any]:  # fmt: skip
+        data = data or SpeakCreate()
+        return await carry_on(conversation_id, request, principal, state, agent_id, data.idempotency_key)
+
+
+async def carry_on(conversation_id: str, request: Request, principal: Principal, state: State, agent_id: str | None,
+                   idempotency_key: str | None) -> Response[Any]:  # fmt: skip
+    """One turn without a user message: ``agent_id`` replies, else the scorer's pick (never a muted member)."""
+    async with state.sessions() as session:
+        conv = await get_owned(session, principal.user_id, conversation_id)
+        if agent_id is not None and not await _is_member(session, conv.id, agent_id):
+            raise ValidationFailed(f"agent {agent_id} is not a member of this conversation",
+                                   code="agent_not_member", details={"agentId": agent_id})  # fmt: skip
+        if await loader.last_user_message(session, conv.id) is None:
+            raise ValidationFailed("there is nothing to continue: the conversation has no user message yet",
+                                   code="nothing_to_continue")  # fmt: skip
+    started = await start_or_replay(state, principal, conversation_id, None, idempotency_key,
+                                    streamed=wants_stream(request))  # fmt: skip
+    if isinstance(started, Response):
+        return started
+    return await respond(request, state, started, continue_agent_id=agent_id)
 
 
 async def _is_member(session: Any, conversation_id: str, agent_id: str) -> bool:
@@ -58,4 +81,4 @@ async def _is_member(session: Any, conversation_id: str, agent_id: str) -> bool:
     return found is not None
 
 
-__all__ = ["ContinueController", "ContinueCreate"]
+__all__ = ["ContinueController", "ContinueCreate", "SpeakController", "SpeakCreate", "carry_on"]

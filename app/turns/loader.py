@@ -11,9 +11,10 @@ from scheduling import AgentCapabilities, AgentProfile, DirectChatStats, GroupMe
 
 
 class LoadedAgents:
-    def __init__(self, profiles: list[AgentProfile], rows: dict[str, Agent]) -> None:
+    def __init__(self, profiles: list[AgentProfile], rows: dict[str, Agent], muted: frozenset[str] = frozenset()) -> None:
         self.profiles = profiles
         self.rows = rows
+        self.muted = muted  # members chosen only when named or asked to speak
 
     def name(self, agent_id: str | None) -> str:
         row = self.rows.get(agent_id or "")
@@ -31,16 +32,18 @@ def to_profile(agent: Agent, display_order: int) -> AgentProfile:
 
 async def load_agents(session: AsyncSession, conversation_id: str) -> LoadedAgents:
     rows = await session.execute(
-        select(Agent, ConversationMember.display_order)
+        select(Agent, ConversationMember.display_order, ConversationMember.muted)
         .join(ConversationMember, ConversationMember.agent_id == Agent.id)
         .where(ConversationMember.conversation_id == conversation_id)
         .order_by(ConversationMember.display_order, ConversationMember.id)
     )
-    profiles, by_id = [], {}
-    for agent, order in rows:
+    profiles, by_id, muted = [], {}, set()
+    for agent, order, is_muted in rows:
         profiles.append(to_profile(agent, order))
         by_id[agent.id] = agent
-    return LoadedAgents(profiles, by_id)
+        if is_muted:
+            muted.add(agent.id)
+    return LoadedAgents(profiles, by_id, frozenset(muted))
 
 
 async def direct_stats(session: AsyncSession, owner_id: str, agent_ids: list[str]) -> dict[str, DirectChatStats]:

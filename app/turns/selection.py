@@ -46,8 +46,9 @@ def prepare_selection(ctx: TurnContext, intent: UserIntent, emotion: UserEmotion
     info, cfg = ctx.info, ctx.config
     context = build_speaking_context(info.agents, ctx.stats, info.recent, emotion, window=window,
                                      current_user_seq=info.user_message_seq)  # fmt: skip
-    needed = not ctx.direct and not info.continuation and llm_selection_needed(
-        intent, emotion, mentions, reply_limit=cfg.reply_limit, candidate_count=len(info.agents),
+    needed = not ctx.direct and not info.continuation and cfg.reply_order == "natural" and llm_selection_needed(
+        intent, emotion, mentions, reply_limit=cfg.reply_limit,
+        candidate_count=len([a for a in info.agents if a.id not in ctx.agents.muted]),
         chattiness=cfg.chattiness,
     )  # fmt: skip
     scorer = decide(ctx, context, intent, emotion, mentions, weights, None)
@@ -61,6 +62,8 @@ def decide(ctx: TurnContext, context: GroupSpeakingContext, intent: UserIntent, 
     decision = decide_speakers(
         agents=ctx.info.agents, context=context, intent=intent, mentions=mentions, weights=weights,
         llm_selection=llm_choice, reply_limit=cfg.reply_limit, chattiness=cfg.chattiness, emotion=emotion,
+        muted=() if ctx.direct else ctx.agents.muted, reply_order="natural" if ctx.direct else cfg.reply_order,
+        recent_speakers=[m.agent_id for m in ctx.info.recent if m.role == "agent" and m.agent_id],
     )  # fmt: skip
     return decide_direct(decision) if ctx.direct else decision
 
@@ -68,9 +71,11 @@ def decide(ctx: TurnContext, context: GroupSpeakingContext, intent: UserIntent, 
 async def run_selector(model: Any, ctx: TurnContext, sel: Selection, intent: UserIntent) -> StageRun[SpeakerSelection | None]:
     if not sel.selector_needed:
         return StageRun(stage="select", value=None, source="skipped", ms=0.0)
-    cfg, ids = ctx.config, [p.id for p in ctx.info.agents]
+    cfg = ctx.config
+    agents = [p for p in ctx.info.agents if p.id not in ctx.agents.muted]  # a muted member is no candidate
+    ids = [p.id for p in agents]
     request = selection_model_request(
-        text=ctx.info.user_text, agents=ctx.info.agents, context=sel.context, intent=intent,
+        text=ctx.info.user_text, agents=agents, context=sel.context, intent=intent,
         reply_limit=cfg.reply_limit, language=cfg.language, recent_transcript=ctx.transcript,
         chattiness=cfg.chattiness, mentioned_ids=sel.mentions,
     )  # fmt: skip

@@ -6,7 +6,7 @@ The app runs the model calls; this function only decides, from values, and expla
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import msgspec
 
@@ -14,6 +14,7 @@ from scheduling.context import GroupSpeakingContext
 from scheduling.emotion.model import UserEmotion
 from scheduling.intent.model import UserIntent
 from scheduling.profiles import AgentProfile
+from scheduling.selection.order import ReplyOrder, eligible, order_pick
 from scheduling.selection.scorer import (
     CandidateScore, Chattiness, SelectedBy, is_addressed_to_several, plan_reply_count, score_candidates,
 )
@@ -54,6 +55,9 @@ def decide_speakers(
     reply_limit: int = 2,
     chattiness: Chattiness = "balanced",
     emotion: UserEmotion | None = None,
+    muted: Collection[str] = (),
+    reply_order: ReplyOrder = "natural",
+    recent_speakers: Sequence[str] = (),
 ) -> SelectionDecision:
     """Who replies, in order, and by which rule.
 
@@ -63,26 +67,44 @@ def decide_speakers(
        not addressed to several); with mentions it only fills up to the planned count.
     3. Otherwise the scorer's top candidates up to ``plan_reply_count`` — ``fallback``.
 
-    ``decidedBy`` is the last rule that added an agent (fallback > llm > mention);
+    ``decidedBy`` is the last rule that added an agent (fallback > llm > order > mention);
     ``llmSelected`` per candidate keeps the LLM's opinion even where a mention overrode it.
+
+    ``muted`` members are chosen only when mentioned (the model may not pick one: its choice is
+    then invalid); ``reply_order`` other than ``natural`` fills the remaining slots by its rule
+    (``scheduling.selection.order``) from ``recent_speakers`` (oldest first), ``selectedBy:
+    "order"``, and ``manual`` leaves them empty.
     """
     emotion = emotion or context.user_emotion
     ids = [a.id for a in agents]
+    free = eligible(ids, muted)
     mentioned = [m for m in dict.fromkeys(mentions) if m in ids][: max(1, reply_limit)]
     ranked = score_candidates(agents, context, mentioned, weights, emotion)
     target = plan_reply_count(intent, emotion, mention_count=len(mentioned), reply_limit=reply_limit,
-                              candidate_count=len(ids), chattiness=chattiness)
+                              candidate_count=len(set(free) | set(mentioned)), chattiness=chattiness)
+    if reply_order == "manual":
+        target = len(mentioned)
     chosen: dict[str, SelectedBy] = {m: "mention" for m in mentioned}
     notes = [f"named by the user: {', '.join(mentioned)}"] if mentioned else []
+    if muted:
+        notes.append(f"muted (only when named): {', '.join(m for m in ids if m in muted)}")
 
     problems: list[str] = []
     llm_ids: list[str] = []
     if llm_selection is not None:
-        problems = validate_selection(llm_selection, ids, max(1, reply_limit))
+        problems = validate_selection(llm_selection, free, max(1, reply_limit))
         if not problems:
             llm_ids = normalize_selection(llm_selection).selected_agent_ids
 
-    if len(chosen) < target:
+    if reply_order == "manual":
+        notes.append("reply order manual: only named members reply (or one asked to speak)")
+    if len(chosen) < target and reply_order in ("list", "pooled"):
+        picks = order_pick(reply_order, ids, recent_speakers, muted, [c.agent_id for c in ranked], target - len(chosen),
+                           taken=chosen)  # fmt: skip
+        for agent_id in picks:
+            chosen[agent_id] = "order"
+        notes.append(f"reply order {reply_order}: {', '.join(picks) or 'nobody eligible'}")
+    elif len(chosen) < target:
         if llm_ids:
             cap = target if mentioned else (
                 1 if chattiness == "quiet" and not is_addressed_to_several(intent, 0) else max(1, reply_limit))
@@ -95,7 +117,8 @@ def decide_speakers(
             for candidate in ranked:
                 if len(chosen) >= target:
                     break
-                chosen.setdefault(candidate.agent_id, "fallback")
+                if candidate.agent_id not in muted:
+                    chosen.setdefault(candidate.agent_id, "fallback")
             why = f"llm selection rejected ({'; '.join(problems)}); " if problems else ""
             notes.append(f"{why}fallback scorer {weights.version}: top {target} of {len(ids)} by score")
 
@@ -106,6 +129,7 @@ def decide_speakers(
             candidate.selected_by = chosen[candidate.agent_id]
     sources = set(chosen.values())
     decided_by: SelectedBy = "fallback" if "fallback" in sources else "llm" if "llm" in sources else (
+        "order" if "order" in sources or (reply_order == "manual" and not sources) else
         "mention" if sources else "fallback")
     return SelectionDecision(
         candidates=ranked,

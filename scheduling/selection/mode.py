@@ -25,9 +25,9 @@ import msgspec
 from scheduling.selection.decide import SelectionDecision
 
 SelectionMode = Literal["llm", "scorer", "hybrid"]
-SelectionPath = Literal["mention", "scorer", "llm", "fallback", "direct", "continue"]
+SelectionPath = Literal["mention", "scorer", "llm", "fallback", "direct", "continue", "order"]
 SELECTION_MODES: tuple[str, ...] = ("llm", "scorer", "hybrid")
-SELECTION_PATHS: tuple[str, ...] = ("mention", "scorer", "llm", "fallback", "direct", "continue")
+SELECTION_PATHS: tuple[str, ...] = ("mention", "scorer", "llm", "fallback", "direct", "continue", "order")
 DEFAULT_MODE: SelectionMode = "hybrid"
 DEFAULT_HYBRID_MARGIN = 1.0  # chosen on bench_reply_quality's hybridSweep (README "Speaker selection mode")
 
@@ -101,7 +101,7 @@ def selection_outcome(plan: SelectionPlan, decision: SelectionDecision, *, direc
     elif plan.ask_model:
         path = "llm" if answered else "fallback"
     else:
-        path = "mention" if decision.decided_by == "mention" else "scorer"
+        path = "mention" if decision.decided_by == "mention" else "order" if decision.decided_by == "order" else "scorer"
     agreed = set(decision.selected_agent_ids) == set(plan.scorer_pick) if answered and not direct else None
     return SelectionOutcome(
         mode=plan.mode, path=path, scorer_margin=None if direct else plan.scorer_margin,

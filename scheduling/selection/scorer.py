@@ -21,7 +21,7 @@ from scheduling.selection.features import FEATURE_NAMES, candidate_features
 from scheduling.selection.weights import ScoringWeights
 
 Chattiness = Literal["quiet", "balanced", "lively"]
-SelectedBy = Literal["mention", "llm", "fallback", "direct"]
+SelectedBy = Literal["mention", "llm", "fallback", "direct", "order"]
 RELAY_INTENSITY = 0.8
 
 
