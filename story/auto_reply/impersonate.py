@@ -19,6 +19,7 @@ each attempt's problems, for an honest error.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -34,7 +35,7 @@ from .text import comparison_key, language_label, primary_language
 from .validate import check_options
 
 PURPOSE = "auto_reply.impersonate"  # the autoReply stage's model; its own name in the ledger
-MAX_LINE_TOKENS = 200  # one chat line: Qwen-0.5B writes ~26 tokens/s here, a ramble costs seconds
+MAX_LINE_TOKENS = 120  # one chat line (160 Chinese characters is about 120 Qwen tokens): Qwen-0.5B writes ~26 tokens/s here, a ramble costs seconds
 COPY_PENALTY = 1.0
 _USER_LABEL = re.compile(r"^[\"'“「『*\s]*(?:user|me|i|用户|我|玩家)[\"'”」』*\s]*[:：]\s*", re.IGNORECASE)
 _QUOTES = ("\"\"", "“”", "「」", "『』", "''")
@@ -137,13 +138,19 @@ COPIED = "copies"  # the mark of every copy problem below ("copies the character
 
 def check_line(raw: str, inp: ImpersonateInput, config: AutoReplyConfig) -> tuple[str, list[str]]:
     """The cleaned whole line (draft kept at its start) and what is wrong with it."""
-    line = with_draft(inp.draft, clean(raw))
+    line = fit(with_draft(inp.draft, clean(raw)), config.max_suggestion_chars, keep=len(inp.draft.strip()))
     last_agent = next((m.content for m in reversed(inp.context) if m.role != "user"), "")
     checked = check_options([line], count=1, max_chars=config.max_suggestion_chars, language=inp.language,
                             speaker_names=inp.members, anchor_text=last_agent)  # fmt: skip
     problems = [p.removeprefix("option 1: ") for p in checked.problems]
-    for other in _other_lines(line, inp.members):
+    for other in _spoken_for(line, inp.members):
         problems.append(f'writes a line for "{other}" (write only the user\'s own message)')
+    if last_agent and resays(line, last_agent):
+        problems.append("re-says the character's own words (answer them instead)")
+    if repeats_itself(line):
+        problems.append("says the same sentence more than once")
+    if _ASSISTANT.search(line):
+        problems.append("is an assistant's refusal or disclaimer, not something the user would say")
     key = comparison_key(line)
     own = [comparison_key(m.content) for m in inp.context if m.role == "user"]
     if key and key in own and key != comparison_key(inp.draft):
@@ -153,9 +160,30 @@ def check_line(raw: str, inp: ImpersonateInput, config: AutoReplyConfig) -> tupl
     return line, problems
 
 
+_SENTENCE_END = re.compile(r"[。！？!?…]+[”」』\"')]*|(?<=[a-z0-9\"')])[.]+(?=\s|$)")
+MIN_FIT_CHARS = 5
+
+
+def fit(line: str, limit: int, *, keep: int = 0) -> str:
+    """A line over ``limit`` keeps its whole first sentences that fit (a chat line says one or two
+    things; cutting after a sentence's end is not cutting a sentence). When not even the first
+    sentence fits, or what fits is shorter than ``MIN_FIT_CHARS`` or than the typed draft
+    (``keep``), the line stays as it is and the length check rejects it."""
+    if len(line) <= limit:
+        return line
+    ends = [m.end() for m in _SENTENCE_END.finditer(line) if m.end() <= limit]
+    if not ends or ends[-1] < max(MIN_FIT_CHARS, keep + 1):
+        return line
+    return line[: ends[-1]].strip()
+
+
 def clean(text: str) -> str:
-    """One message as the user would send it: no ``User:`` label, no quotes around the whole."""
+    """One message as the user would send it: its first line (a small model goes on to write the
+    others' lines after it; cut at a line break, never inside a sentence), no ``User:`` label, no
+    quotes around the whole."""
     text = _USER_LABEL.sub("", text.strip(), count=1).strip()
+    text = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    text = _USER_LABEL.sub("", text, count=1).strip()
     for pair in _QUOTES:
         if len(text) > 2 and text[0] == pair[0] and text[-1] == pair[-1] and pair[0] not in text[1:-1]:
             text = text[1:-1].strip()
@@ -180,54 +208,114 @@ def _wide(ch: str) -> bool:
     return "\u3040" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" or "\uff00" <= ch <= "\uffef"
 
 
-def _other_lines(line: str, members: list[str]) -> list[str]:
-    """Members whose ``Name:`` starts a later line: the model went on to write the chat."""
+RESAY_SHARE = 0.5  # at least half the line is stretches of the character's message…
+RESAY_BLOCK = {"wide": 4, "latin": 10}  # …each at least this long (characters of the comparison key)
+
+
+def resays(line: str, other: str) -> bool:
+    """Half or more of ``line`` is long stretches of ``other``: the companion's sentence given
+    back ("其实我应该先深呼吸几次，跟我说说你最担心哪一部分？" after "要不要先深呼吸几次，跟我说说你最担心哪一部分？").
+    An answer that takes up a word or two of the question ("其实我最担心的是这次机会") stays under it."""
+    a, b = comparison_key(line), comparison_key(other)
+    if not a or not b:
+        return False
+    block = RESAY_BLOCK["wide" if any(_wide(ch) for ch in a) else "latin"]
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    shared = sum(m.size for m in matcher.get_matching_blocks() if m.size >= block)
+    return shared / len(a) >= RESAY_SHARE
+
+
+MIN_REPEAT_KEY = 6
+
+
+def repeats_itself(line: str) -> bool:
+    """A sentence (or clause) of the line said again: a small model's loop ("我会尽量…。我会尽量…。")."""
+    seen: set[str] = set()
+    for part in re.split(r"[。！？!?.；;，,\n]+", line):
+        key = comparison_key(part)
+        if len(key) >= MIN_REPEAT_KEY:
+            if key in seen:
+                return True
+            seen.add(key)
+    return False
+
+
+def _spoken_for(line: str, members: list[str]) -> list[str]:
+    """Members labelled as speaking inside the line (``…好的。林溪：我也是``, or after the typed
+    draft); a label at the very start is the suggestion checks' ``spoken by`` problem."""
     found = []
-    for row in line.splitlines()[1:]:
-        for name in members:
-            if name.strip() and re.match(rf"^\s*[\"'“「*]*{re.escape(name.strip())}[\"'”」*]*\s*[:：]", row):
-                found.append(name)
-    return list(dict.fromkeys(found))
+    for name in members:
+        name = name.strip()
+        if name and re.search(rf"(?<=.)[\"'“「*\s]*{re.escape(name)}[\"'”」*]*\s*[:：]", line):
+            found.append(name)
+    return found
+
+
+# Text a chat assistant writes about itself; no user sends it to a companion.
+_ASSISTANT = re.compile(
+    r"(?:\bI(?:'m| am) (?:sorry|afraid),? but I (?:can(?:no|')t|am unable)|\bI can(?:no|')t (?:assist|help) with"
+    r"|\bas an AI\b|\b(?:an?|the) (?:AI|language model|assistant)\b|作为(?:一个)?(?:AI|人工智能|语言模型|助手)"
+    r"|我(?:无法|不能)(?:协助|提供|帮助你完成)|抱歉，我(?:无法|不能))",
+    re.IGNORECASE,
+)
 
 
 def build_messages(inp: ImpersonateInput, config: AutoReplyConfig) -> list[ChatMessage]:
+    """The model plays the user, as a person texting friends: the chat with its roles swapped
+    (the user's lines are the assistant's turns, the companions' lines come in as ``Name: text``),
+    so the next assistant turn is the user's next line. Tried on Qwen2.5-0.5B against "write what
+    the user would say next" (a transcript to continue, or roles swapped as "the user"): those
+    gave the companion's own sentence back or an assistant's "I'll do my best to help"; a person
+    told not to give help or advice answered as the user ("其实我最担心的是这次机会。")."""
     zh = primary_language(inp.language) == "zh"
     names = "、".join(inp.members) if zh else ", ".join(inp.members)
-    parts: list[str] = []
-    if inp.about.strip():
-        parts.append(("## 聊天对象\n" if zh else "## Who the user is talking to\n") + inp.about.strip())
-    window = [m for m in inp.context if m.content.strip()][-config.context_message_count:]
-    if window:
-        label = {"user": "用户" if zh else "User"}
-        lines = [f"[{label.get(m.role, m.speaker)}]: {m.content.strip()}" for m in window]
-        parts.append(("## 最近的对话（从旧到新）\n" if zh else "## Recent conversation (oldest first)\n") + "\n".join(lines))
-    g = inp.guidance
-    if g is not None and (g.emotion or g.intent):
-        hint = msgspec.json.encode({"emotion": g.emotion, "intent": g.intent}).decode()
-        parts.append(("## 对用户上一句的理解（仅供参考）\n" if zh else "## Reading of the user's last message (hints)\n") + hint)
-    parts.append(_task(inp, config, names, zh))
-    system = (
-        f"你替用户写下一条要发出的消息。用户正在和{names}聊天。你只写用户自己说的话，第一人称，"
-        f"用{language_label(inp.language)}，绝不写{names}的台词，也不描写他们的反应。只输出这一条消息本身。"
-        if zh else
-        f"You write the user's next message in a chat with {names}. Write only what the user says, in the "
-        f"first person, in {language_label(inp.language)}; never lines for {names}, never how they react. "
-        "Output that one message and nothing else."
-    )  # fmt: skip
-    return [ChatMessage("system", system), ChatMessage("user", "\n\n".join(parts))]
-
-
-def _task(inp: ImpersonateInput, config: AutoReplyConfig, names: str, zh: bool) -> str:
     limit = config.max_suggestion_chars
-    draft = inp.draft.strip()
+    about = f"\n{inp.about.strip()}" if inp.about.strip() else ""
+    g = inp.guidance
+    mood = msgspec.json.encode({"emotion": g.emotion, "intent": g.intent}).decode() if g and (g.emotion or g.intent) else ""
     if zh:
-        start = f"用户已经打了开头：「{draft}」。写出完整的一条消息，以这几个字开头并接着写下去。" if draft else ""
-        return (f"## 任务\n{start}写用户接下来要发的一条消息，不超过{limit}个字，自然、口语，回应对话里最新的内容。"
-                "不要重复用户或别人说过的话，不要加“用户：”之类的前缀，不要加引号。")
-    start = f'The user has started typing: "{draft}". Write the whole message, beginning with those words and continuing them. ' if draft else ""
-    return (f"## Task\n{start}Write the user's next message, at most {limit} characters, natural and casual, answering "
-            "the newest part of the conversation. Do not repeat anything the user or anyone else already said; no "
-            '"User:" prefix, no quotes.')
+        system = (f"你是一个普通人，正在手机上和{names}聊天。{about}\n像真人一样用{language_label(inp.language)}简短地回复，"
+                  f"一两句话（不超过{limit}个字），说你自己的想法和感受，不要提供帮助或建议，不写{names}的话，"
+                  "不加名字、前缀或引号，不重复说过的话。" + (f"\n你此刻的状态（参考）：{mood}" if mood else ""))
+    else:
+        system = (f"You are an ordinary person texting with {names}.{about}\nReply like a real person, in "
+                  f"{language_label(inp.language)}: one or two short sentences (at most {limit} characters) with your own "
+                  f"thoughts and feelings. Do not offer help or advice, never write lines for {names}, no name, prefix or "
+                  "quotes, nothing already said." + (f"\nHow you feel right now (a hint): {mood}" if mood else ""))
+    turns: list[ChatMessage] = [ChatMessage("system", system)]
+    window = [m for m in inp.context if m.content.strip()][-config.context_message_count:]
+    for m in window:
+        if m.role == "user":
+            turns.append(ChatMessage("assistant", m.content.strip()))
+        else:
+            turns.append(ChatMessage("user", f"{m.speaker}: {m.content.strip()}" if len(inp.members) > 1 else m.content.strip()))
+    task = _task(inp, zh, answering=turns[-1].role == "user")
+    if task:
+        turns.append(ChatMessage("user", task))
+    return _merge_users(turns)
+
+
+def _task(inp: ImpersonateInput, zh: bool, *, answering: bool) -> str:
+    """What the user turn adds: the typed start, or a nudge when the newest line is the user's own
+    (or there is none yet); nothing when a companion just spoke (the model simply answers)."""
+    draft = inp.draft.strip()
+    if draft:
+        return f"（用「{draft}」开头回复）" if zh else f'(Start your reply with "{draft}")'
+    if answering:
+        return ""
+    return "（你接着说）" if zh else "(Go on, say something)"
+
+
+def _merge_users(turns: list[ChatMessage]) -> list[ChatMessage]:
+    """Two user turns in a row (a companion's line, then the task) become one: chat templates
+    expect the roles to alternate."""
+    out: list[ChatMessage] = []
+    for t in turns:
+        if out and t.role == "user" and out[-1].role == "user":
+            out[-1] = ChatMessage("user", f"{out[-1].content}\n\n{t.content}")
+        else:
+            out.append(t)
+    return out
 
 
 def repair_note(problems: list[str], inp: ImpersonateInput) -> str:

@@ -59,3 +59,38 @@ async def test_zh_group_turn_saves_only_replies_a_user_would_keep(qwen_api: Api)
         assert resp.status_code == 502 and body["code"] == "auto_reply_generation_failed", body
         problems = [p for attempt in body["details"]["problems"] for p in attempt]
         assert problems and "options" not in body, body
+
+
+async def test_write_for_me_gives_a_line_in_the_users_voice_in_chinese_and_english(qwen_api: Api):
+    """One real turn per language, then write-for-me with and without a typed draft: the line is
+    in the chat's language, starts with the draft, copies nobody, and is never saved."""
+    from story.auto_reply import AutoReplyConfig, ContextMessage
+    from story.auto_reply.impersonate import ImpersonateInput, check_line
+
+    for language, text, draft in (("zh-CN", "明天要面试了，我好紧张，睡不着。", "其实我"),
+                                  ("en", "I have a job interview tomorrow and I can't sleep.", "Honestly")):  # fmt: skip
+        agent = await qwen_api.agent(**agent_body(language, ROLES[0]))
+        created = await qwen_api.client.post("/v1/conversations", json={"kind": "direct", "agentIds": [agent["id"]],
+                                             "settings": {"language": language}}, headers=ALICE)  # fmt: skip
+        conv = created.json()
+        turn = (await qwen_api.client.post(f"/v1/conversations/{conv['id']}/turns", json={"content": text},
+                                           headers=ALICE)).json()  # fmt: skip
+        print(language, "reply:", [m["content"] for m in turn["agentMessages"]])
+        before = await _messages(qwen_api, conv["id"])
+        context = [ContextMessage("User" if m["role"] == "user" else agent["name"], m["role"], m["content"]) for m in before]
+        kept = 0
+        for typed in ("", draft):
+            resp = await qwen_api.client.post(f"/v1/conversations/{conv['id']}/impersonate", json={"draft": typed},
+                                              headers=ALICE)  # fmt: skip
+            body = resp.json()
+            print(language, repr(typed), "→", resp.status_code, body.get("text"), body.get("attempts") or body.get("details"))
+            if resp.status_code == 200:
+                kept += 1
+                assert body["text"].startswith(typed), body
+                inp = ImpersonateInput(language=language, members=[agent["name"]], context=context, draft=typed)
+                assert check_line(body["text"], inp, AutoReplyConfig())[1] == [], body["text"]
+            else:  # no usable line: said honestly, with every attempt's problems
+                assert resp.status_code == 502 and body["code"] == "impersonate_failed", body
+                assert len(body["details"]["attempts"]) == 3
+        assert kept, f"{language}: no usable line in two requests"
+        assert len(await _messages(qwen_api, conv["id"])) == len(before)  # never saved

@@ -83,7 +83,7 @@ async def test_an_echo_of_the_user_is_discarded_and_retried_with_penalties() -> 
 
 
 async def test_a_line_for_a_member_or_in_the_wrong_language_is_never_returned() -> None:
-    model = Streamer("林溪: 我也累了", "Sure, let me rest", "好的\n周衡: 我陪你")
+    model = Streamer("林溪: 我也累了", "Sure, let me rest", "好的。周衡：我陪你")
     with pytest.raises(ImpersonateFailed) as failed:
         await impersonate(model, ZH, CONFIG)
     problems = failed.value.attempts
@@ -114,7 +114,7 @@ async def test_a_draft_is_kept_verbatim_at_the_start() -> None:
     model = Streamer("feel great, thanks for asking")
     result = await impersonate(model, draft, CONFIG)
     assert result.text == "Honestly I feel great, thanks for asking"
-    assert 'started typing: "Honestly I"' in model.requests[0].messages[-1].content
+    assert '(Start your reply with "Honestly I")' in model.requests[0].messages[-1].content
     assert with_draft("我想", "我想去海边走走") == "我想去海边走走"
     assert with_draft("我想", "去海边走走") == "我想去海边走走"
     assert with_draft("Honestly", "Sure. Honestly, yes") == "Honestly, yes"
@@ -123,8 +123,38 @@ async def test_a_draft_is_kept_verbatim_at_the_start() -> None:
 
 def test_labels_and_wrapping_quotes_are_cleaned_but_inner_quotes_stay() -> None:
     assert clean("User: hi there") == "hi there"
+    assert clean("嗯，我先休息一下\n\n林溪: 好的，晚安") == "嗯，我先休息一下"  # the user's line, not the chat after it
     assert clean("用户：“我们走吧”") == "我们走吧"
     assert clean('I said "no" twice') == 'I said "no" twice'
+
+
+def test_an_assistants_refusal_or_a_label_after_the_draft_is_not_the_users_line() -> None:
+    assert check_line("I'm really sorry, but I can't assist with that.", EN, CONFIG)[1] == [
+        "is an assistant's refusal or disclaimer, not something the user would say"]
+    assert check_line("作为一个AI，我无法回答", ZH, CONFIG)[1][-1].startswith("is an assistant's refusal")
+    line, problems = check_line("林溪: 温柔的倾听者", msgspec.structs.replace(ZH, draft="其实我"), CONFIG)
+    assert line == "其实我林溪: 温柔的倾听者" and problems == ['writes a line for "林溪" (write only the user\'s own message)']
+
+
+def test_the_model_plays_the_user_with_the_roles_swapped() -> None:
+    from story.auto_reply.impersonate import build_messages
+
+    messages = build_messages(msgspec.structs.replace(ZH, draft="我想"), CONFIG)
+    assert [m.role for m in messages] == ["system", "assistant", "user"]
+    assert messages[1].content == "我今天有点累"
+    assert messages[2].content.startswith("林溪: 辛苦啦") and "「我想」" in messages[2].content
+    assert "你接着说" in build_messages(msgspec.structs.replace(ZH, context=ZH.context[:1]), CONFIG)[-1].content
+    assert build_messages(EN, CONFIG)[-1].content == "Well done! How do you feel?"  # one companion: no name label
+
+
+def test_giving_the_companions_sentence_back_is_not_an_answer() -> None:
+    from story.auto_reply.impersonate import resays
+
+    asked = "别担心，紧张说明你很在乎这次机会。要不要先深呼吸几次，跟我说说你最担心哪一部分？"
+    assert resays("其实我应该先深呼吸几次，跟我说说你最担心哪一部分？", asked)
+    assert resays("当然，可以。深呼吸几次，我会先问你最担心哪一部分。", asked)
+    assert not resays("其实我最担心的是这次机会。", asked)
+    assert not resays("The interview environment is stressful.", "That sounds stressful. What part of the interview worries you?")
 
 
 def test_a_line_that_only_repeats_the_draft_adds_nothing() -> None:
@@ -137,3 +167,20 @@ async def test_disabled_and_bad_drafts_are_input_errors() -> None:
         await impersonate(Streamer(), EN, msgspec.structs.replace(CONFIG, enabled=False))
     with pytest.raises(InvalidSuggestionInput):
         await impersonate(Streamer(), msgspec.structs.replace(EN, draft="x" * 161), CONFIG)
+
+
+def test_a_long_line_keeps_its_whole_first_sentences_that_fit() -> None:
+    from story.auto_reply.impersonate import fit
+
+    long = "I'm nervous. I keep thinking about the questions. " + "And then " * 20 + "more."
+    assert fit(long, 60) == "I'm nervous. I keep thinking about the questions."
+    assert fit("其实我很紧张。我一直在想面试官会问什么问题，越想越睡不着，" + "真的" * 40, 40) == "其实我很紧张。"
+    assert fit("x" * 200, 160) == "x" * 200  # no sentence end within the limit: left to the length check
+    assert fit("Ok. " + "y" * 200, 160, keep=0) == "Ok. " + "y" * 200  # too little would be left
+    assert fit("Hello there.", 160) == "Hello there."
+
+
+def test_a_line_that_loops_is_rejected() -> None:
+    loop = "我会尽量找一个安静的环境。" * 3
+    assert "says the same sentence more than once" in check_line(loop, ZH, CONFIG)[1]
+    assert check_line("好呀好呀，我们走吧", ZH, CONFIG)[1] == []
