@@ -199,8 +199,22 @@ def with_draft(draft: str, text: str) -> str:
     at = text.find(draft)
     if at >= 0:
         return text[at:]
+    text = text[_overlap(draft, text):].lstrip() if text else text
     joiner = "" if _wide(draft[-1]) or not text or text[0] in ",.!?;:，。！？、" else " "
     return f"{draft}{joiner}{text}"
+
+
+def _overlap(draft: str, text: str) -> int:
+    """How much of ``text``'s start re-says the end of the draft ("其实我" + "我感觉…" would read
+    "其实我我感觉…"; "Honestly I" + "I feel…" "Honestly I I feel…"): whole characters for wide
+    scripts, whole words otherwise (case-insensitive), the longest such overlap."""
+    if _wide(draft[-1]):
+        return next((n for n in range(min(len(draft), len(text)), 0, -1) if draft.endswith(text[:n])), 0)
+    words, said = draft.split(), text.split()
+    for n in range(min(len(words), len(said)), 0, -1):
+        if [w.casefold() for w in words[-n:]] == [w.casefold() for w in said[:n]]:
+            return len(" ".join(text.split(maxsplit=n)[:n]))
+    return 0
 
 
 def _wide(ch: str) -> bool:

@@ -119,6 +119,9 @@ async def test_a_draft_is_kept_verbatim_at_the_start() -> None:
     assert with_draft("我想", "去海边走走") == "我想去海边走走"
     assert with_draft("Honestly", "Sure. Honestly, yes") == "Honestly, yes"
     assert with_draft("Well", ", maybe") == "Well, maybe"
+    assert with_draft("其实我", "我感觉压力很大") == "其实我感觉压力很大"  # no stutter where the model starts over
+    assert with_draft("Honestly I", "i feel fine") == "Honestly I feel fine"
+    assert with_draft("I think", "thinking of you") == "I think thinking of you"  # whole words only
 
 
 def test_labels_and_wrapping_quotes_are_cleaned_but_inner_quotes_stay() -> None:
