@@ -39,7 +39,7 @@ def combined_applies(ctx: TurnContext) -> bool:
 async def read_combined(model: Any, ctx: TurnContext, mentions: list[str], weights: ScoringWeights,
                         window: int) -> CombinedReading:  # fmt: skip
     info, cfg = ctx.info, ctx.config
-    candidates = [p for p in info.agents if p.id not in ctx.agents.muted]  # a muted member is no candidate
+    candidates = ctx.candidates()
     ids, limit = [p.id for p in candidates], max(1, cfg.reply_limit)
     # The agents' signals (freshness, relationship) do not depend on the emotion; the prompt leaves
     # the emotion line out, so the offline reading here only fills the struct.

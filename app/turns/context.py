@@ -12,7 +12,7 @@ from app.turns import loader
 from app.turns.loader import LoadedAgents
 from app.turns.plugins import TurnInfo
 from app.turns.repository import StartedTurn
-from scheduling import DirectChatStats, format_transcript
+from scheduling import AgentProfile, DirectChatStats, format_transcript
 
 
 class TurnContext(msgspec.Struct, kw_only=True):
@@ -28,6 +28,10 @@ class TurnContext(msgspec.Struct, kw_only=True):
 
     def names(self) -> dict[str, str]:
         return {p.id: p.name for p in self.agents.profiles}
+
+    def candidates(self) -> list[AgentProfile]:
+        """The members the turn may choose on its own: not muted (a muted one answers only when named)."""
+        return [p for p in self.info.agents if p.id not in self.agents.muted]
 
     def others(self, agent_id: str) -> list[str]:
         return [p.name for p in self.agents.profiles if p.id != agent_id]

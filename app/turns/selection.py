@@ -48,7 +48,7 @@ def prepare_selection(ctx: TurnContext, intent: UserIntent, emotion: UserEmotion
                                      current_user_seq=info.user_message_seq)  # fmt: skip
     needed = not ctx.direct and not info.continuation and cfg.reply_order == "natural" and llm_selection_needed(
         intent, emotion, mentions, reply_limit=cfg.reply_limit,
-        candidate_count=len([a for a in info.agents if a.id not in ctx.agents.muted]),
+        candidate_count=len(ctx.candidates()),
         chattiness=cfg.chattiness,
     )  # fmt: skip
     scorer = decide(ctx, context, intent, emotion, mentions, weights, None)
@@ -72,7 +72,7 @@ async def run_selector(model: Any, ctx: TurnContext, sel: Selection, intent: Use
     if not sel.selector_needed:
         return StageRun(stage="select", value=None, source="skipped", ms=0.0)
     cfg = ctx.config
-    agents = [p for p in ctx.info.agents if p.id not in ctx.agents.muted]  # a muted member is no candidate
+    agents = ctx.candidates()
     ids = [p.id for p in agents]
     request = selection_model_request(
         text=ctx.info.user_text, agents=agents, context=sel.context, intent=intent,

@@ -117,7 +117,7 @@ async def generate_suggestions(
             spent = _spent_attempts(exc)
             if spent is not None:  # the host's repair budget is spent: every attempt was rejected
                 records += [watch.record(*attempt, config) for attempt in spent]
-                total = _add(total, _usage(getattr(exc, "usage", None)))
+                total = add_usage(total, usage_of(getattr(exc, "usage", None)))
                 model_name = getattr(exc, "model", None) or model_name
                 break
             # a model error: the rejected answers before it were attempts too, then this one
@@ -125,7 +125,7 @@ async def generate_suggestions(
             records.append(AttemptRecord([_failure(exc, config, expired=guard.expired())], watch.since_last()))
             continue
         records += [watch.record(*_attempt(a), config) for a in outcome.attempts]
-        total = _add(total, _usage(outcome.usage))
+        total = add_usage(total, usage_of(outcome.usage))
         model_name = getattr(outcome, "model", None) or model_name
         return SuggestionResult(check(outcome.value).options, total, records, fallback=False, model=model_name)
 
@@ -213,7 +213,7 @@ def _failure(exc: Exception, config: AutoReplyConfig, *, expired: bool) -> str:
     return f"model call failed: {type(exc).__name__}: {exc}"
 
 
-def _usage(u: Any) -> SuggestionUsage:
+def usage_of(u: Any) -> SuggestionUsage:
     """The host's usage (estimated by the host when the provider reported none)."""
     if u is None:
         return SuggestionUsage(estimated=True)  # a host that reports nothing: unknown, not zero
@@ -221,7 +221,7 @@ def _usage(u: Any) -> SuggestionUsage:
     return SuggestionUsage(i, o, i + o, bool(getattr(u, "estimated", False)))
 
 
-def _add(a: SuggestionUsage, b: SuggestionUsage) -> SuggestionUsage:
+def add_usage(a: SuggestionUsage, b: SuggestionUsage) -> SuggestionUsage:
     return SuggestionUsage(
         a.input_tokens + b.input_tokens, a.output_tokens + b.output_tokens,
         a.total_tokens + b.total_tokens, a.estimated or b.estimated,

@@ -28,7 +28,7 @@ import msgspec
 
 from .config import AutoReplyConfig
 from .errors import AutoReplyDisabled, AutoReplyError, InvalidSuggestionInput
-from .generator import MAX_ATTEMPTS, SuggestionUsage
+from .generator import MAX_ATTEMPTS, SuggestionUsage, add_usage, usage_of
 from .inputs import ContextMessage, Guidance
 from .ports import ChatMessage, ModelRequest
 from .text import comparison_key, language_label, primary_language
@@ -119,7 +119,7 @@ async def impersonate(
             attempts.append([f"model call failed: {type(exc).__name__}: {exc}"[:300]])
             await on_discard(n, attempts[-1])
             continue
-        usage = _add(usage, result)
+        usage = add_usage(usage, usage_of(getattr(result, "usage", None)))
         model_name = getattr(result, "model", None) or model_name
         line, problems = check_line(str(getattr(result, "text", "") or ""), inp, config)
         if getattr(result, "finish_reason", None) == "length" and problems:
@@ -347,12 +347,3 @@ async def _stream(model: Any, request: ModelRequest, on_delta: Callable[[str], A
     if getattr(result, "text", ""):
         await on_delta(result.text)
     return result
-
-
-def _add(total: SuggestionUsage, result: Any) -> SuggestionUsage:
-    u = getattr(result, "usage", None)
-    if u is None:
-        return SuggestionUsage(total.input_tokens, total.output_tokens, total.total_tokens, True)
-    i, o = int(getattr(u, "input_tokens", 0) or 0), int(getattr(u, "output_tokens", 0) or 0)
-    return SuggestionUsage(total.input_tokens + i, total.output_tokens + o, total.total_tokens + i + o,
-                           total.estimated or bool(getattr(u, "estimated", False)))  # fmt: skip

@@ -39,6 +39,17 @@ def create_agent(page, name: str, headline: str, capability: str) -> None:
     expect(page.locator(".agent-name", has_text=name)).to_be_visible()
 
 
+def open_english_direct_chat(page, server: str, user: str, agent_name: str) -> dict:
+    """An admin creates ``agent_name``; ``user`` gets an English direct chat with it, signs in and opens it."""
+    admin = {"Authorization": f"Bearer {token('root', admin=True)}"}
+    agent = httpx.post(f"{server}/v1/agents", json={"name": agent_name}, headers=admin).json()
+    conv = httpx.post(f"{server}/v1/conversations", json={"kind": "direct", "agentIds": [agent["id"]],
+                      "settings": {"language": "en"}}, headers={"Authorization": f"Bearer {token(user)}"}).json()  # fmt: skip
+    sign_in_with_dev_button(page, user)
+    page.goto(f"/#/c/{conv['id']}")
+    return conv
+
+
 def user_messages(server: str, conversation_id: str, user: str) -> list[dict]:
     resp = httpx.get(f"{server}/v1/conversations/{conversation_id}/messages?limit=100",
                      headers={"Authorization": f"Bearer {token(user)}"})  # fmt: skip
@@ -193,13 +204,7 @@ def test_a_second_turn_while_one_runs_disables_the_composer(page, server: str, s
 
 
 def test_a_turn_whose_replies_are_all_dropped_says_why(page, server: str, simulator, backend: str) -> None:
-    admin = {"Authorization": f"Bearer {token('root', admin=True)}"}
-    erin = {"Authorization": f"Bearer {token('erin')}"}
-    agent = httpx.post(f"{server}/v1/agents", json={"name": "Quiet"}, headers=admin).json()
-    conv = httpx.post(f"{server}/v1/conversations", json={"kind": "direct", "agentIds": [agent["id"]],
-                      "settings": {"language": "en"}}, headers=erin).json()  # fmt: skip
-    sign_in_with_dev_button(page, "erin")
-    page.goto(f"/#/c/{conv['id']}")
+    conv = open_english_direct_chat(page, server, "erin", "Quiet")
     simulator.configure(fault_rate=1.0, faults=["empty"])  # every model answer is empty
     try:
         page.fill("#composer-input", "hello?")
@@ -215,13 +220,7 @@ def test_a_turn_whose_replies_are_all_dropped_says_why(page, server: str, simula
 
 
 def test_stop_ends_a_running_turn_and_keeps_nothing_half_written(page, server: str, simulator) -> None:
-    admin = {"Authorization": f"Bearer {token('root', admin=True)}"}
-    erin = {"Authorization": f"Bearer {token('erin')}"}
-    agent = httpx.post(f"{server}/v1/agents", json={"name": "Unhurried"}, headers=admin).json()
-    conv = httpx.post(f"{server}/v1/conversations", json={"kind": "direct", "agentIds": [agent["id"]],
-                      "settings": {"language": "en"}}, headers=erin).json()  # fmt: skip
-    sign_in_with_dev_button(page, "erin")
-    page.goto(f"/#/c/{conv['id']}")
+    conv = open_english_direct_chat(page, server, "erin", "Unhurried")
     expect(page.locator("#stop")).to_be_hidden()
     simulator.configure(latency_ms=1500)
     try:
@@ -234,7 +233,7 @@ def test_stop_ends_a_running_turn_and_keeps_nothing_half_written(page, server: s
     finally:
         simulator.configure(latency_ms=60)
     shot(page, "stopped-turn")
-    items = httpx.get(f"{server}/v1/conversations/{conv['id']}/messages", headers=erin).json()["items"]
+    items = httpx.get(f"{server}/v1/conversations/{conv['id']}/messages", headers={"Authorization": f"Bearer {token('erin')}"}).json()["items"]
     assert [m["role"] for m in items] == ["user"], items  # the user's message stays; no reply was saved
     expect(page.locator("#composer-input")).to_be_enabled()
     page.fill("#composer-input", "ok, a short one then")
@@ -243,13 +242,7 @@ def test_stop_ends_a_running_turn_and_keeps_nothing_half_written(page, server: s
 
 
 def test_swipe_between_versions_and_rewind_to_a_message(page, server: str) -> None:
-    admin = {"Authorization": f"Bearer {token('root', admin=True)}"}
-    fay = {"Authorization": f"Bearer {token('fay')}"}
-    agent = httpx.post(f"{server}/v1/agents", json={"name": "Swiper"}, headers=admin).json()
-    conv = httpx.post(f"{server}/v1/conversations", json={"kind": "direct", "agentIds": [agent["id"]],
-                      "settings": {"language": "en"}}, headers=fay).json()  # fmt: skip
-    sign_in_with_dev_button(page, "fay")
-    page.goto(f"/#/c/{conv['id']}")
+    conv = open_english_direct_chat(page, server, "fay", "Swiper")
     for line in ("first, tell me about the sea", "now about the mountains"):
         page.fill("#composer-input", line)
         page.click("#send")
@@ -273,7 +266,7 @@ def test_swipe_between_versions_and_rewind_to_a_message(page, server: str) -> No
     expect(page.locator(".msg:not(.draft)")).to_have_count(2)
     expect(page.locator(".toast").last).to_contain_text("2 messages removed")
     shot(page, "rewound")
-    items = httpx.get(f"{server}/v1/conversations/{conv['id']}/messages", headers=fay).json()["items"]
+    items = httpx.get(f"{server}/v1/conversations/{conv['id']}/messages", headers={"Authorization": f"Bearer {token('fay')}"}).json()["items"]
     assert [m["content"] for m in items][-1] == "first, tell me about the sea"
     page.reload()  # the rewound turn stays gone
     expect(page.locator(".msg:not(.draft)")).to_have_count(2, timeout=10_000)
@@ -281,13 +274,7 @@ def test_swipe_between_versions_and_rewind_to_a_message(page, server: str) -> No
 
 
 def test_write_for_me_streams_a_line_into_the_composer_and_never_sends_it(page, server: str) -> None:
-    admin = {"Authorization": f"Bearer {token('root', admin=True)}"}
-    gil = {"Authorization": f"Bearer {token('gil')}"}
-    agent = httpx.post(f"{server}/v1/agents", json={"name": "Writer"}, headers=admin).json()
-    conv = httpx.post(f"{server}/v1/conversations", json={"kind": "direct", "agentIds": [agent["id"]],
-                      "settings": {"language": "en"}}, headers=gil).json()  # fmt: skip
-    sign_in_with_dev_button(page, "gil")
-    page.goto(f"/#/c/{conv['id']}")
+    conv = open_english_direct_chat(page, server, "gil", "Writer")
     page.fill("#composer-input", "tell me about the sea")
     page.click("#send")
     expect(page.locator(".msg.agent:not(.draft)")).to_have_count(1, timeout=20_000)
