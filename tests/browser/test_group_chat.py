@@ -265,6 +265,8 @@ def test_swipe_between_versions_and_rewind_to_a_message(page, server: str) -> No
     first_reply.locator(".rewind-btn").click()
     expect(page.locator(".msg:not(.draft)")).to_have_count(2)
     expect(page.locator(".toast").last).to_contain_text("2 messages removed")
+    expect(page.locator(".trace")).to_have_count(1)  # the removed turn's "why" line went with it
+    expect(page.locator(f"[data-conversation-id='{conv['id']}'] .kind")).to_contain_text("2 messages")
     shot(page, "rewound")
     items = httpx.get(f"{server}/v1/conversations/{conv['id']}/messages", headers={"Authorization": f"Bearer {token('fay')}"}).json()["items"]
     assert [m["content"] for m in items][-1] == "first, tell me about the sea"

@@ -526,8 +526,13 @@ class ChatScreen {
         this.rows.delete(gone);
         this.messages.delete(gone);
       }
+      const kept = new Set([...this.messages.values()].map((m) => m.turnId));
+      for (const [turnId, el] of this.traces) {  // a removed turn's "why" line goes with its messages
+        if (!kept.has(turnId)) { el.remove(); this.traces.delete(turnId); }
+      }
       this.clearChips();
       this.refreshTools();
+      this.refreshListEntry();
       toast(out.removedMessages === 1 ? "Rewound: 1 message removed." : `Rewound: ${out.removedMessages} messages removed.`);
       if (this.sidePanel === "story") this.openStory();
     } catch (err) {
