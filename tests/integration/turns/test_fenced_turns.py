@@ -52,6 +52,16 @@ def _wait_user_message(client: httpx.Client, conv: str) -> None:
     raise AssertionError("the turn never stored its user message")
 
 
+def _wait_model_call(sim, seen: int) -> None:
+    """Until the simulator has received a model call after the first ``seen`` (the turn is then
+    mid-way, awaiting the model: a SQLite writer paused here would block every replica)."""
+    deadline = time.monotonic() + 20
+    while sim.stats()["requests"] <= seen:
+        assert time.monotonic() < deadline, "the turn never called the model"
+        time.sleep(0.02)
+    time.sleep(0.1)
+
+
 def _in_background(base: str, path: str, body: dict, out: dict) -> threading.Thread:
     def run() -> None:
         try:
@@ -98,7 +108,7 @@ def test_a_paused_replica_writes_nothing_after_its_turn_was_taken_over(db_url: s
         old: dict = {}
         thread = _in_background(base_a, turns, {"content": "我今天好难过", "idempotencyKey": "paused"}, old)
         _wait_user_message(b, conv)
-        time.sleep(0.3)
+        _wait_model_call(sim, sim.stats()["requests"])  # paused while awaiting the model, holding no write lock
         os.kill(proc_a.pid, signal.SIGSTOP)
         try:
             deadline = time.monotonic() + 15
@@ -169,12 +179,13 @@ def test_a_killed_replicas_turn_fails_for_its_followers_and_a_new_turn_starts_wi
         proc_a.wait(10)
         sim.configure(latency_ms=0)
         while True:
+            sent = time.monotonic()  # the accepted request was accepted on arrival; its answer waits for the turn's replies
             resp = b.post(turns, json={"content": "还有一件事"}, headers=ALICE)
             if resp.status_code != 409:
                 break
             assert time.monotonic() - killed < 15, "conversation still locked"
             time.sleep(0.2)
-        accepted_after = time.monotonic() - killed
+        accepted_after = sent - killed
         assert resp.status_code == 201, resp.text
         follower.join(20)
     assert accepted_after <= KILL_BUDGET_S, f"a new turn was accepted {accepted_after:.1f} s after the kill"
