@@ -121,8 +121,9 @@ async def impersonate(
             continue
         usage = add_usage(usage, usage_of(getattr(result, "usage", None)))
         model_name = getattr(result, "model", None) or model_name
-        line, problems = check_line(str(getattr(result, "text", "") or ""), inp, config)
-        if getattr(result, "finish_reason", None) == "length" and problems:
+        cut_off = getattr(result, "finish_reason", None) == "length"
+        line, problems = check_line(str(getattr(result, "text", "") or ""), inp, config, cut_off=cut_off)
+        if cut_off and problems:
             problems.append(f"output was cut off at maxTokens ({request.max_tokens})")
         attempts.append(problems)
         if not problems:
@@ -136,9 +137,16 @@ async def impersonate(
 COPIED = "copies"  # the mark of every copy problem below ("copies the character's message", ...)
 
 
-def check_line(raw: str, inp: ImpersonateInput, config: AutoReplyConfig) -> tuple[str, list[str]]:
-    """The cleaned whole line (draft kept at its start) and what is wrong with it."""
-    line = fit(with_draft(inp.draft, clean(raw)), config.max_suggestion_chars, keep=len(inp.draft.strip()))
+def check_line(raw: str, inp: ImpersonateInput, config: AutoReplyConfig, *, cut_off: bool = False) -> tuple[str, list[str]]:
+    """The cleaned whole line (draft kept at its start) and what is wrong with it. ``cut_off``: the
+    model ran out of tokens, so its last sentence is unfinished and is left out when whole ones
+    remain."""
+    keep = len(inp.draft.strip())
+    line = with_draft(inp.draft, clean(raw))
+    looped = drop_repeats(line, keep=keep)
+    if cut_off and looped == line:
+        looped = whole_sentences(line, keep=keep)
+    line = fit(looped, config.max_suggestion_chars, keep=keep)
     last_agent = next((m.content for m in reversed(inp.context) if m.role != "user"), "")
     checked = check_options([line], count=1, max_chars=config.max_suggestion_chars, language=inp.language,
                             speaker_names=inp.members, anchor_text=last_agent)  # fmt: skip
@@ -162,6 +170,7 @@ def check_line(raw: str, inp: ImpersonateInput, config: AutoReplyConfig) -> tupl
 
 _SENTENCE_END = re.compile(r"[。！？!?…]+[”」』\"')]*|(?<=[a-z0-9\"')])[.]+(?=\s|$)")
 MIN_FIT_CHARS = 5
+MIN_REPEAT_KEY = 6  # a sentence this short may come twice ("哈哈。哈哈。") without being a loop
 
 
 def fit(line: str, limit: int, *, keep: int = 0) -> str:
@@ -172,9 +181,32 @@ def fit(line: str, limit: int, *, keep: int = 0) -> str:
     if len(line) <= limit:
         return line
     ends = [m.end() for m in _SENTENCE_END.finditer(line) if m.end() <= limit]
-    if not ends or ends[-1] < max(MIN_FIT_CHARS, keep + 1):
-        return line
-    return line[: ends[-1]].strip()
+    return _cut(line, ends[-1] if ends else 0, keep)
+
+
+def drop_repeats(line: str, *, keep: int = 0) -> str:
+    """A small model's loop ("我会早点睡。我会早点睡。我会…") ends where a sentence comes again: the
+    line is what came before it, when that is a line at all (see ``fit``); else it stays as it is
+    and ``repeats_itself`` rejects it."""
+    seen: set[str] = set()
+    start = 0
+    for end in [*(m.end() for m in _SENTENCE_END.finditer(line)), len(line)]:
+        key = comparison_key(line[start:end])
+        if len(key) >= MIN_REPEAT_KEY and key in seen:
+            return _cut(line, start, keep)
+        seen.add(key)
+        start = end
+    return line
+
+
+def whole_sentences(line: str, *, keep: int = 0) -> str:
+    """The line without its unfinished last sentence (the model ran out of tokens mid-way)."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(line)]
+    return _cut(line, ends[-1], keep) if ends and line[ends[-1]:].strip() else line
+
+
+def _cut(line: str, end: int, keep: int) -> str:
+    return line[:end].strip() if end >= max(MIN_FIT_CHARS, keep + 1) else line
 
 
 def clean(text: str) -> str:
@@ -237,9 +269,6 @@ def resays(line: str, other: str) -> bool:
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     shared = sum(m.size for m in matcher.get_matching_blocks() if m.size >= block)
     return shared / len(a) >= RESAY_SHARE
-
-
-MIN_REPEAT_KEY = 6
 
 
 def repeats_itself(line: str) -> bool:

@@ -183,7 +183,31 @@ def test_a_long_line_keeps_its_whole_first_sentences_that_fit() -> None:
     assert fit("Hello there.", 160) == "Hello there."
 
 
-def test_a_line_that_loops_is_rejected() -> None:
-    loop = "我会尽量找一个安静的环境。" * 3
-    assert "says the same sentence more than once" in check_line(loop, ZH, CONFIG)[1]
+def test_a_line_that_loops_ends_where_a_sentence_comes_again() -> None:
+    # Qwen2.5-0.5B in CI: the same sentence until maxTokens; what came before the loop is the line
+    loop = "我会尽量找一个安静的环境。" * 3 + "我会尽量"
+    assert check_line(loop, ZH, CONFIG, cut_off=True) == ("我会尽量找一个安静的环境。", [])
+    assert check_line("I'm so nervous. Really nervous. I'm so nervous. I'm so", EN, CONFIG)[0] == "I'm so nervous. Really nervous."
+    # a loop inside one sentence has nothing before it to keep: still rejected
+    clause = "我会尽量找一个安静的地方，我会尽量找一个安静的地方，"
+    assert "says the same sentence more than once" in check_line(clause, ZH, CONFIG)[1]
+    draft = msgspec.structs.replace(ZH, draft="其实我")  # the typed start stays
+    assert check_line("会尽量找一个安静的环境。其实我会尽量找一个安静的环境。", draft, CONFIG) == ("其实我会尽量找一个安静的环境。", [])
     assert check_line("好呀好呀，我们走吧", ZH, CONFIG)[1] == []
+    assert check_line("哈哈。哈哈。笑死我了", ZH, CONFIG)[0] == "哈哈。哈哈。笑死我了"  # too short to be a loop
+
+
+def test_a_cut_off_line_keeps_its_whole_sentences() -> None:
+    assert check_line("我也很紧张。我一直在想面试官会", ZH, CONFIG, cut_off=True) == ("我也很紧张。", [])
+    assert check_line("我也很紧张。我一直在想面试官会", ZH, CONFIG)[0] == "我也很紧张。我一直在想面试官会"  # it stopped there
+    assert check_line("I keep thinking about", EN, CONFIG, cut_off=True)[0] == "I keep thinking about"  # nothing whole to keep
+
+
+async def test_a_cut_off_answer_is_returned_without_its_unfinished_end() -> None:
+    class CutOff(Streamer):
+        async def stream(self, request: Any, on_delta: Any) -> Result:
+            result = await super().stream(request, on_delta)
+            return msgspec.structs.replace(result, finish_reason="length")
+
+    result = await impersonate(CutOff("今天真的好累啊。我想先睡一会儿，明天再"), ZH, CONFIG)
+    assert result.text == "今天真的好累啊。" and result.attempts == [[]]
