@@ -297,8 +297,8 @@ def _spoken_for(line: str, members: list[str]) -> list[str]:
 # Text a chat assistant writes about itself; no user sends it to a companion.
 _ASSISTANT = re.compile(
     r"(?:\bI(?:'m| am) (?:sorry|afraid),? but I (?:can(?:no|')t|am unable)|\bI can(?:no|')t (?:assist|help) with"
-    r"|\bas an AI\b|\b(?:an?|the) (?:AI|language model|assistant)\b|作为(?:一个)?(?:AI|人工智能|语言模型|助手)"
-    r"|我(?:无法|不能)(?:协助|提供|帮助你完成)|抱歉，我(?:无法|不能))",
+    r"|\bI'm (?:here|glad I could) (?:to )?(?:help|assist)|\bhow (?:can|may) I (?:help|assist)|\bas an AI\b|\b(?:an?|the) (?:AI|language model|assistant)\b|作为(?:一个)?(?:AI|人工智能|语言模型|助手)"
+    r"|我(?:无法|不能)(?:协助|提供|帮助你完成)|抱歉，我(?:无法|不能)|有什么(?:可以|能)帮(?:你|您)|我(?:很乐意|会尽力)帮助(?:你|您))",
     re.IGNORECASE,
 )
 
