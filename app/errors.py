@@ -105,13 +105,17 @@ class ModelNotConfigured(UpstreamError):
     code = "model_not_configured"
     retryable = False
 
-    def __init__(self, stage: str) -> None:
-        super().__init__(
-            f"no language model is configured for stage '{stage}'. Set COMPANION_LLM_BASE_URL and "
-            "COMPANION_LLM_MODEL (and COMPANION_LLM_API_KEY or OPENAI_API_KEY), or map the stage to a "
-            "model config in the TOML file named by COMPANION_CONFIG.",
-            details={"stage": stage},
-        )
+    def __init__(self, stage: str, *, config_id: str | None = None) -> None:
+        if config_id is not None:  # named by a request (an agent's own model), not found in [llm.models]
+            message = (f"model config '{config_id}' is not in [llm.models] of the TOML file named by "
+                       "COMPANION_CONFIG; add it, or point the agent at another modelConfigId")
+            details = {"stage": stage, "modelConfigId": config_id}
+        else:
+            message = (f"no language model is configured for stage '{stage}'. Set COMPANION_LLM_BASE_URL and "
+                       "COMPANION_LLM_MODEL (and COMPANION_LLM_API_KEY or OPENAI_API_KEY), or map the stage to a "
+                       "model config in the TOML file named by COMPANION_CONFIG.")
+            details = {"stage": stage}
+        super().__init__(message, details=details)
         self.stage = stage
 
 

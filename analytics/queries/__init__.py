@@ -17,6 +17,7 @@ from analytics.queries.agreement import AgreementRow, llm_agreement
 from analytics.queries.controls import ControlRow, message_controls
 from analytics.queries.cost import TurnCostRow, turn_cost
 from analytics.queries.emotions import EmotionRow, RoutingRow, emotion_routing, emotions
+from analytics.queries.models import ReplyModelRow, reply_models
 from analytics.queries.paths import SelectionPathRow, selection_paths
 from analytics.queries.replies import CrossReplyRow, QualityRow, cross_replies, quality
 from analytics.queries.speaking import (
@@ -51,6 +52,8 @@ QUERIES: dict[str, Query] = {
         Query("latency", latency, LatencyRow, "p50/p95 milliseconds per pipeline stage"),
         Query("usage", usage, UsageRow, "tokens per turn by stage"),
         Query("turn-cost", turn_cost, TurnCostRow, "per orchestration mode: model calls, calls before the first words, tokens per turn"),
+        Query("reply-models", reply_models, ReplyModelRow,
+              "per model config: replies written and dropped, drop rate, tokens and ms per reply"),
         Query("suggestions", suggestions, SuggestionRow, "suggestion outcomes: first-try, repaired, failed, ..."),
         Query("speculation", speculation, SpeculationRow, "replies started on the scorer's pick: hits, misses"),
         Query("message-controls", message_controls, ControlRow,

@@ -15,6 +15,7 @@ Name = Annotated[str, Meta(min_length=1, max_length=64)]
 Prompt = str  # bounded by Limits.max_prompt_chars in the service (a named setting)
 Alias = Annotated[str, Meta(min_length=1, max_length=64)]
 Aliases = Annotated[list[Alias], Meta(max_length=16)]
+ModelConfigId = Annotated[str, Meta(min_length=1, max_length=64)]  # one of the app's [llm.models]
 
 
 class Capabilities(ApiInput):
@@ -38,6 +39,7 @@ class AgentCreate(ApiInput):
     image_key: Annotated[str, Meta(max_length=256)] | None = None
     aliases: Aliases = msgspec.field(default_factory=list)
     capabilities: Capabilities | None = None
+    model_config_id: ModelConfigId | None = None  # the model its replies are written with; None: the actor stage's
 
 
 class AgentUpdate(ApiInput):
@@ -52,6 +54,7 @@ class AgentUpdate(ApiInput):
     image_key: Annotated[str, Meta(max_length=256)] | None | UnsetType = UNSET
     aliases: Aliases | UnsetType = UNSET
     capabilities: Capabilities | None | UnsetType = UNSET
+    model_config_id: ModelConfigId | None | UnsetType = UNSET
 
 
 class AgentOut(ApiStruct):
@@ -67,5 +70,6 @@ class AgentOut(ApiStruct):
     image_key: str | None
     aliases: list[str]
     capabilities: dict[str, float] | None
+    model_config_id: str | None
     created_at: datetime
     updated_at: datetime

@@ -7,13 +7,14 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agents.schemas import AgentCreate, AgentOut, AgentUpdate
+from app.conversations.settings import check_model_config
 from app.db.models import Agent, ConversationMember, utcnow
 from app.errors import Conflict, NotFound, ValidationFailed
 from app.settings import Limits
 
 _FIELDS = (
     "name", "headline", "description", "story_background", "personality_prompt", "tone_prompt",
-    "guardrails_prompt", "default_prompt", "image_key", "aliases",
+    "guardrails_prompt", "default_prompt", "image_key", "aliases", "model_config_id",
 )  # fmt: skip
 
 
@@ -23,6 +24,12 @@ def to_out(agent: Agent) -> AgentOut:
 
 _PROMPTS = ("headline", "description", "story_background", "personality_prompt", "tone_prompt",
             "guardrails_prompt", "default_prompt")  # fmt: skip
+
+
+def _check_input(data: AgentCreate | AgentUpdate, limits: Limits) -> None:
+    _check_prompt_lengths(data, limits)
+    if isinstance(data.model_config_id, str):
+        check_model_config("modelConfigId", data.model_config_id)
 
 
 def _check_prompt_lengths(data: AgentCreate | AgentUpdate, limits: Limits) -> None:
@@ -59,7 +66,7 @@ async def get_agent(session: AsyncSession, agent_id: str) -> Agent:
 
 
 async def create_agent(session: AsyncSession, data: AgentCreate, limits: Limits) -> AgentOut:
-    _check_prompt_lengths(data, limits)
+    _check_input(data, limits)
     values = {f: getattr(data, f) for f in _FIELDS}
     values["name"] = _clean_name(data.name)
     values["aliases"] = _clean_aliases(data.aliases)
@@ -76,7 +83,7 @@ async def list_agents(session: AsyncSession) -> list[AgentOut]:
 
 
 async def update_agent(session: AsyncSession, agent_id: str, data: AgentUpdate, limits: Limits) -> AgentOut:
-    _check_prompt_lengths(data, limits)
+    _check_input(data, limits)
     agent = await get_agent(session, agent_id)
     for field in _FIELDS:
         value = getattr(data, field)

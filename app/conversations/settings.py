@@ -81,6 +81,18 @@ def register_model_configs(ids: Collection[str] | None) -> None:
     _known_model_configs = frozenset(ids) if ids is not None else None
 
 
+def check_model_config(field: str, model_id: str, known: Collection[str] | None = None, *, prefix: str = "") -> None:
+    """422 ``unknown_model_config`` when ``model_id`` is not one of ``known`` (default: the
+    registered ``[llm.models]``; none registered → any id is accepted)."""
+    known = known if known is not None else _known_model_configs
+    if known is not None and model_id not in known:
+        existing = ", ".join(sorted(known)) or "none are configured"
+        raise ValidationFailed(
+            f"{prefix}{field} {model_id!r} is not a model config (existing: {existing})",
+            code="unknown_model_config", details={"field": field},
+        )  # fmt: skip
+
+
 def _check_model_configs(settings: ConversationSettings, known: Collection[str] | None) -> None:
     if known is None:
         return
@@ -89,12 +101,8 @@ def _check_model_configs(settings: ConversationSettings, known: Collection[str] 
               settings.story.initializer_model_config_id if settings.story.enabled else None),
              ("autoReply.modelConfigId", settings.auto_reply.model_config_id)]  # fmt: skip
     for field, model_id in named:
-        if model_id is not None and model_id not in known:
-            existing = ", ".join(sorted(known)) or "none are configured"
-            raise ValidationFailed(
-                f"invalid settings: {field} {model_id!r} is not a model config (existing: {existing})",
-                code="unknown_model_config",
-            )
+        if model_id is not None:
+            check_model_config(field, model_id, known, prefix="invalid settings: ")
 
 
 def parse_settings(raw: dict[str, Any] | None, base: dict[str, Any] | None = None, *,

@@ -65,6 +65,7 @@ class Agent(Base):
     image_key: Mapped[str | None] = mapped_column(String(256), nullable=True)
     aliases: Mapped[list[str]] = mapped_column(JsonType, default=list)
     capabilities: Mapped[dict[str, float] | None] = mapped_column(JsonType, nullable=True)
+    model_config_id: Mapped[str | None] = mapped_column(String(64), nullable=True)  # its replies' model; None: the actor stage's
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -325,6 +326,7 @@ class TurnStageMetric(Base):
     output_tokens: Mapped[int] = mapped_column(Integer, default=0)
     estimated: Mapped[bool] = mapped_column(Boolean, default=False)
     outcome: Mapped[str] = mapped_column(String(32), default="ok")  # ok | fallback | error | skipped
+    model_config_id: Mapped[str | None] = mapped_column(String(64), nullable=True)  # a reply's model config
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     synthetic: Mapped[bool] = mapped_column(Boolean, default=False)
 

@@ -88,7 +88,7 @@ class ModelGateway(Structured):
         if config_id:
             config = self._settings.models.get(config_id)
             if config is None:
-                raise ModelNotConfigured(config_id)
+                raise ModelNotConfigured(stage_of(request), config_id=config_id)
             return config
         stage = stage_of(request)
         config = self._settings.model_for(stage)

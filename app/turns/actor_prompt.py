@@ -205,7 +205,8 @@ def actor_prompt(
         user_text=user_text or "", window=window, persona=persona,
         scaffolding=(rules, scene, *(n for n in notes if n), words.retry_lead, *words.fixes.values(), words.continue_cue),
     )  # fmt: skip
-    request = ModelRequest(messages=messages, purpose=purpose, max_tokens=ACTOR_MAX_TOKENS)
+    request = ModelRequest(messages=messages, purpose=purpose, max_tokens=ACTOR_MAX_TOKENS,
+                           model_config_id=agent.model_config_id)  # a member's own model, else the stage's  # fmt: skip
     answered = line(lines[-1][0], lines[-1][1].strip()) if user_text is not None and lines else None
     return ActorPrompt(request=request, checks=checks, answered=answered)
 

@@ -435,13 +435,21 @@ class TurnPipeline:
                 await channel.current.discard(again.problems)
         return again
 
+    def actor_model_of(self, ctx: TurnContext, agent_id: str) -> str | None:
+        """The model config a member's replies are written with: its own, else the actor stage's."""
+        own = getattr(ctx.agents.rows.get(agent_id), "model_config_id", None)
+        llm = self.settings.llm
+        return own or (llm.stages.get("actor") if llm is not None else None)
+
     async def finish_reply(self, ctx: TurnContext, run: TurnRun, emit: Emit, reply: Reply, preps: Preps,
                             stage: str | None, *, speculation: Speculation = "none", extra_orch: dict[str, Any] | None = None) -> None:  # fmt: skip
         info = ctx.info
         run.replies.append(reply)
         run.add_usage(reply.usage)
         outcome = "error" if reply.dropped else "ok"
-        metrics = [StageMetric.of(stage, reply.ms, reply.usage, reply.agent_id, outcome)] if stage else []
+        model_config_id = self.actor_model_of(ctx, reply.agent_id)
+        metrics = [StageMetric.of(stage, reply.ms, reply.usage, reply.agent_id, outcome,
+                                  model_config_id=model_config_id)] if stage else []  # fmt: skip
         for judged in reply.judge_runs:
             run.add_usage(judged.usage)
             metrics.append(StageMetric.of("quality", judged.ms, judged.usage, reply.agent_id, judged.source))
@@ -456,7 +464,7 @@ class TurnPipeline:
         orch = {**run.meta_orchestration, **(extra_orch or {}),
                 "quality": {reply.agent_id + (":cross" if reply.kind == "cross" else ""): _quality(reply)}}  # fmt: skip
         meta = MessageMetadata.for_reply(reply, selected_by=selected_by, speculation=speculation, orchestration=orch,
-                                         timings=dict(run.timings))  # fmt: skip
+                                         timings=dict(run.timings), model_config_id=model_config_id)  # fmt: skip
         async def save() -> None:
             async with run.save_lock:  # seq order is announcement order
                 message = await save_reply(self.sessions, info, reply, meta, preps, metrics)

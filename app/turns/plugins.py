@@ -89,12 +89,15 @@ class StageMetric(msgspec.Struct, kw_only=True):
     output_tokens: int = 0
     estimated: bool = False
     outcome: str = "ok"  # ok | fallback | error | skipped
+    model_config_id: str | None = None  # a reply's model config (the member's, or the actor stage's)
 
     @classmethod
-    def of(cls, stage: str, ms: float, usage: Usage, agent_id: str | None, outcome: str) -> StageMetric:
+    def of(cls, stage: str, ms: float, usage: Usage, agent_id: str | None, outcome: str, *,
+           model_config_id: str | None = None) -> StageMetric:  # fmt: skip
         return cls(stage=stage, ms=round(ms, 3), agent_id=agent_id, input_tokens=usage.input_tokens,
                    output_tokens=usage.output_tokens, estimated=usage.estimated,
-                   outcome=outcome if outcome in ("ok", "fallback", "error", "skipped") else "ok")  # fmt: skip
+                   outcome=outcome if outcome in ("ok", "fallback", "error", "skipped") else "ok",
+                   model_config_id=model_config_id)  # fmt: skip
 
     def row(self, turn_id: str, conversation_id: str) -> dict[str, Any]:
         return {"turn_id": turn_id, "conversation_id": conversation_id, **msgspec.structs.asdict(self)}

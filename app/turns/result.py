@@ -30,6 +30,7 @@ class MessageMetadata(msgspec.Struct, rename="camel", kw_only=True):
     selected_by: str = "fallback"
     pipeline_version: str = PIPELINE_VERSION
     model: str = ""
+    model_config_id: str | None = None  # the config the reply was written with (a member's own, or the actor stage's)
     wire_api: str = WIRE_API
     reply_kind: str = "primary"
     respond_to_agent_id: str | None = msgspec.field(default=None)
@@ -49,9 +50,9 @@ class MessageMetadata(msgspec.Struct, rename="camel", kw_only=True):
 
     @classmethod
     def for_reply(cls, reply: Reply, *, selected_by: str, speculation: Speculation, orchestration: dict[str, Any],
-                  timings: dict[str, float]) -> MessageMetadata:  # fmt: skip
+                  timings: dict[str, float], model_config_id: str | None = None) -> MessageMetadata:  # fmt: skip
         return cls(
-            selected_by=selected_by, model=reply.model, reply_kind=reply.kind, respond_to_agent_id=reply.respond_to_agent_id,
+            selected_by=selected_by, model=reply.model, model_config_id=model_config_id, reply_kind=reply.kind, respond_to_agent_id=reply.respond_to_agent_id,
             cross_reply_reason=reply.cross_reason, cross_reply_round=reply.cross_round, orchestration=orchestration,
             timings={**timings, "reply": round(reply.ms, 3)}, usage=usage_dict(reply.usage), attempts=reply.attempts,
             speculation=speculation,

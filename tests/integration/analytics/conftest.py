@@ -107,11 +107,12 @@ def history_rows() -> list[Any]:
         conv = TURNS[turn][0]
         rows.append(MetricFactory.build(id=None, turn_id=turn, conversation_id=conv, stage="actor", agent_id="A",
                                         ms=100.0 * (i + 1), input_tokens=10 * (i + 1), output_tokens=5, estimated=i == 0,
-                                        outcome="ok", created_at=at(turn), synthetic=False))
+                                        outcome="ok", created_at=at(turn), synthetic=False,
+                                        model_config_id=("big", "big", None, "default")[i]))  # fmt: skip
     for ms, outcome, turn in ((50.0, "fallback", "t2"), (70.0, "ok", "t1")):
         rows.append(MetricFactory.build(id=None, turn_id=turn, conversation_id="g1", stage="emotion", agent_id=None, ms=ms,
                                         input_tokens=0, output_tokens=0, estimated=False, outcome=outcome,
-                                        created_at=at(turn), synthetic=False))
+                                        created_at=at(turn), synthetic=False, model_config_id=None))
     for sid, turn, status, attempts, fallback in (("s1", "t1", "ready", 1, False), ("s2", "t2", "ready", 2, False),
                                                    ("s3", "t3", "failed", 3, False), ("s4", "t4", "ready", 3, True),
                                                    ("s5", "t5", "cleared", 1, False)):

@@ -222,3 +222,22 @@ async def test_message_controls_count_per_agent_with_rates_per_visible_reply(his
     only_c = await run(history, "message-controls", agent="C")
     assert pick(only_c, *fields) == [("agent", "C", "Cy", 1, 0, 1, 0, 0, 0, 1), ("all", None, None, 1, 0, 1, 0, 0, 0, 1)]
     assert await run(history, "message-controls", since="2026-01-13") == []
+
+
+async def test_reply_models_count_replies_drops_and_tokens_per_model_config(history: Any) -> None:
+    from app.db.models import TurnStageMetric
+    from tests.integration.analytics.conftest import at
+
+    async with history() as session:  # a reply the "big" model had dropped in t2
+        session.add(TurnStageMetric(turn_id="t2", conversation_id="g1", stage="actor", agent_id="B", ms=500.0,
+                                    input_tokens=40, output_tokens=0, outcome="error", model_config_id="big",
+                                    created_at=at("t2")))  # fmt: skip
+        await session.commit()
+    fields = ("model_config_id", "replies", "dropped", "drop_rate", "input_tokens", "output_tokens", "input_per_reply")
+    rows = await run(history, "reply-models")
+    assert pick(rows, *fields) == [
+        ("big", 3, 1, 0.333333, 70, 10, 23.333333),
+        ("default", 1, 0, 0.0, 40, 5, 40.0),
+        ("unrecorded", 1, 0, 0.0, 30, 5, 30.0),  # saved before the column
+    ]
+    assert pick(await run(history, "reply-models", agent="B"), *fields) == [("big", 1, 1, 1.0, 40, 0, 40.0)]
