@@ -23,6 +23,7 @@ from app.metrics import http_metrics_middleware, metrics_endpoint
 from app.db import timezones as _timezones  # noqa: F401 - naive SQLite timestamps read as UTC
 from app.api.health import healthz, readyz
 from app.conversations.controller import ConversationController
+from app.lore.controller import LoreController
 from app.db.engine import create_engine, session_factory
 from app.events import feature as events_feature
 from app.db.migrate import is_at_head, upgrade
@@ -121,7 +122,7 @@ def create_app(settings: Settings, *, model: Any = None, engine: AsyncEngine | N
     app = Litestar(
         route_handlers=[
             healthz, readyz, metrics_endpoint, AgentController, ConversationController, MessageController, TurnController, ContinueController, SpeakController,
-            AnalyticsController, RegenerateController,
+            AnalyticsController, RegenerateController, LoreController,
             *story_feature.route_handlers, *suggestions_feature.route_handlers,
             *events_feature.route_handlers,
             *web.route_handlers,

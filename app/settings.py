@@ -36,6 +36,10 @@ class Limits(msgspec.Struct, frozen=True):
     max_title_chars: int = 200
     max_prompt_chars: int = 8000
     max_message_versions: int = 8  # versions an agent message keeps (regenerate adds one): issue 27
+    max_lore_entries: int = 100  # lore entries per conversation and per agent: issue 28
+    max_lore_keys: int = 20  # keys (and, apart, secondary keys) per lore entry
+    max_lore_key_chars: int = 64
+    max_lore_content_chars: int = 2000
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -92,6 +96,10 @@ _LIMITS: list[tuple[str, str, str]] = [
     ("max_title_chars", "MAX_TITLE_CHARS", "limits.maxTitleChars"),
     ("max_prompt_chars", "MAX_PROMPT_CHARS", "limits.maxPromptChars"),
     ("max_message_versions", "MAX_MESSAGE_VERSIONS", "limits.maxMessageVersions"),
+    ("max_lore_entries", "MAX_LORE_ENTRIES", "limits.maxLoreEntries"),
+    ("max_lore_keys", "MAX_LORE_KEYS", "limits.maxLoreKeys"),
+    ("max_lore_key_chars", "MAX_LORE_KEY_CHARS", "limits.maxLoreKeyChars"),
+    ("max_lore_content_chars", "MAX_LORE_CONTENT_CHARS", "limits.maxLoreContentChars"),
 ]
 
 

@@ -40,12 +40,15 @@ class AgentProfile(msgspec.Struct, frozen=True, rename="camel"):
 
 
 class GroupMessage(msgspec.Struct, frozen=True, rename="camel"):
-    """One message of the group history. ``seq`` orders them; ``content`` only feeds prompts."""
+    """One message of the group history. ``seq`` orders them; ``content`` only feeds prompts.
+    ``present``: the members (agent ids) present when it was saved; ``None`` when unknown (a
+    message older than presence; see ``scheduling.presence``)."""
 
     role: Literal["user", "agent"]
     seq: int
     agent_id: str | None = None
     content: str = ""
+    present: tuple[str, ...] | None = None
 
 
 class DirectChatStats(msgspec.Struct, frozen=True, rename="camel"):

@@ -42,6 +42,7 @@ class MemberOut(ApiStruct):
     name: str
     display_order: int
     muted: bool = False  # chosen only when named or asked to speak
+    joined_seq: int = 0  # the conversation's last seq when it joined (0: from the start); presence
 
 
 class ConversationOut(ApiStruct):

@@ -35,12 +35,13 @@ async def get_readable(session: AsyncSession, principal: Principal, conversation
 
 async def members_of(session: AsyncSession, conversation_id: str) -> list[MemberOut]:
     rows = await session.execute(
-        select(ConversationMember.agent_id, Agent.name, ConversationMember.display_order, ConversationMember.muted)
+        select(ConversationMember.agent_id, Agent.name, ConversationMember.display_order, ConversationMember.muted,
+               ConversationMember.joined_seq)
         .join(Agent, Agent.id == ConversationMember.agent_id)
         .where(ConversationMember.conversation_id == conversation_id)
         .order_by(ConversationMember.display_order, ConversationMember.id)
     )
-    return [MemberOut(agent_id=a, name=n, display_order=o, muted=bool(m)) for a, n, o, m in rows]
+    return [MemberOut(agent_id=a, name=n, display_order=o, muted=bool(m), joined_seq=int(j or 0)) for a, n, o, m, j in rows]
 
 
 async def to_out(session: AsyncSession, conv: Conversation, *, created: bool = False) -> ConversationOut:
@@ -152,7 +153,9 @@ async def add_member(
     )
     if count >= limits.max_group_members:
         raise ValidationFailed(f"a group has at most {limits.max_group_members} agents", code="invalid_member_count")
-    session.add(ConversationMember(conversation_id=conv.id, agent_id=agent_id, display_order=(top or 0) + 1))
+    # Presence: it joins after the messages saved so far (``settings.history: sinceJoin`` hides them from it).
+    session.add(ConversationMember(conversation_id=conv.id, agent_id=agent_id, display_order=(top or 0) + 1,
+                                   joined_seq=conv.last_seq or 0))  # fmt: skip
     _touch(conv)
     try:
         await session.commit()

@@ -19,6 +19,7 @@ from msgspec import Meta
 
 from app.api.schemas import ApiInput
 from app.errors import ValidationFailed
+from scheduling.presence import DEFAULT_HISTORY, HistoryMode
 from scheduling.selection.mode import DEFAULT_HYBRID_MARGIN, DEFAULT_MODE, SelectionMode
 from scheduling.selection.order import ReplyOrder
 
@@ -70,6 +71,9 @@ class ConversationSettings(ApiInput):
     # model or the scorer), list (round robin in display order), pooled (everyone once before
     # anyone twice, best ranked first), manual (only named members, or one asked to speak)
     reply_order: ReplyOrder = "natural"
+    # presence (scheduling/presence.py): sinceJoin, a member knows only the messages it witnessed (one
+    # added later: from its joining on); all, every member reads the whole conversation
+    history: HistoryMode = DEFAULT_HISTORY
 
 
 _known_model_configs: frozenset[str] | None = None

@@ -109,6 +109,8 @@ class ConversationMember(Base):
     joined_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     # muted: never selected by the model, the scorer or a reply order; only when named or asked to speak
     muted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # the conversation's last_seq when it joined (0: there from the start); see scheduling/presence.py
+    joined_seq: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class Turn(Base):
@@ -168,6 +170,8 @@ class Message(Base):
     reply_kind: Mapped[str | None] = mapped_column(String(16), nullable=True)
     respond_to_agent_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     metadata_json: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    # the members present when it was saved (muted ones too); None: saved before presence
+    present_agent_ids: Mapped[list[str] | None] = mapped_column(JsonType, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     edited_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

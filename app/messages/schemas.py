@@ -33,6 +33,7 @@ class MessageOut(ApiStruct):
     created_at: datetime
     edited_at: datetime | None
     selected_version: int | None = None  # null: never regenerated (one version)
+    present_agent_ids: list[str] | None = None  # the members present when it was saved (null: before presence)
 
 
 class VersionSelect(ApiInput):

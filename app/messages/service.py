@@ -24,7 +24,7 @@ def to_out(m: Message) -> MessageOut:
         id=m.id, conversation_id=m.conversation_id, turn_id=m.turn_id, seq=m.seq, role=m.role,
         agent_id=m.agent_id, content=m.content, content_hash=m.content_hash, reply_kind=m.reply_kind,
         respond_to_agent_id=m.respond_to_agent_id, metadata=m.metadata_json, created_at=m.created_at,
-        edited_at=m.edited_at, selected_version=m.selected_version,
+        edited_at=m.edited_at, selected_version=m.selected_version, present_agent_ids=m.present_agent_ids,
     )  # fmt: skip
 
 

@@ -5,6 +5,10 @@ first statement of the inserting transaction. On PostgreSQL the row lock seriali
 inserts into one conversation; on SQLite the first write takes the database write lock (waiting on
 the busy timeout). Either way the seq, ``message_count`` and ``last_message_at_ms`` change in the
 same transaction as the insert, so a rolled-back insert leaves no gap.
+
+Every message records the members present when it was saved (``present_agent_ids``, muted ones
+included), read in the same transaction after the seq is taken: the presence of
+``scheduling/presence.py``.
 """
 
 from __future__ import annotations
@@ -14,10 +18,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sqlalchemy import bindparam, case, func, insert, update
+from sqlalchemy import bindparam, case, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import Conversation, Message, new_id, utcnow
+from app.db.models import Conversation, ConversationMember, Message, new_id, utcnow
 from app.errors import NotFound
 
 # Work that joins the transaction storing a new user message (e.g. the old suggestions are cleared).
@@ -39,6 +43,8 @@ _NEXT_SEQ = (
     .returning(_conv.last_seq)
 )  # fmt: skip
 _INSERT_MESSAGE = insert(Message.__table__)
+_member = ConversationMember.__table__.c
+_PRESENT = select(_member.agent_id).where(_member.conversation_id == bindparam("p_conversation")).order_by(_member.id)
 
 
 def content_hash(content: str) -> str:
@@ -69,11 +75,12 @@ async def insert_message(
     seq = (await session.execute(_NEXT_SEQ, params)).scalar()
     if seq is None:
         raise NotFound(f"conversation {conversation_id} not found", code="conversation_not_found")
+    present = list((await session.execute(_PRESENT, {"p_conversation": conversation_id})).scalars())
     values = {
         "id": message_id or new_id(), "conversation_id": conversation_id, "turn_id": turn_id, "seq": seq,
         "role": role, "agent_id": agent_id, "content": content, "content_hash": content_hash(content),
         "reply_kind": reply_kind, "respond_to_agent_id": respond_to_agent_id, "metadata_json": metadata or {},
-        "created_at": utcnow(), "edited_at": None, "deleted_at": None,
+        "present_agent_ids": present, "created_at": utcnow(), "edited_at": None, "deleted_at": None,
     }  # fmt: skip
     await session.execute(_INSERT_MESSAGE, values)
     return Message(**values)

@@ -94,7 +94,8 @@ class BackgroundAdoption:
                 stored = await repository.read(session, scope)
                 if stored is None or stored.envelope is None:
                     return
-                history = await load_history(session, scope.conversation_id, last_seq + 1, names, pending_id)
+                history = await load_history(session, scope.conversation_id, last_seq + 1, names, pending_id,
+                                             agent_id=scope.agent_id)  # fmt: skip
                 before = await _content_hash(session, pending_id)
             inp: BeforeActorInput = build(stored.envelope, history)
             res = await coordinator.adopt_pending(inp, max_state_bytes)
@@ -125,7 +126,7 @@ class BackgroundAdoption:
                 stored = await repository.ensure(session, scope)
                 if stored.envelope is not None:
                     return self._remember(key)
-                history = await load_history(session, scope.conversation_id, last_seq + 1, names, None)
+                history = await load_history(session, scope.conversation_id, last_seq + 1, names, None, agent_id=scope.agent_id)
             res = await coordinator.initialize_ahead(build(None, history), max_state_bytes)
             if res.payload is None:  # the agent's first turn initialises itself; no retry for a while
                 return self._remember(key, self.init_failed)

@@ -198,7 +198,8 @@ class StoryHooks(TurnPlugin):
             async with self.sessions() as session:
                 stored = await repository.ensure(session, scope)
                 pending = _pending_id(stored, agent_id)
-                history = await load_history(session, info.conversation_id, info.user_message_seq, names, pending)
+                history = await load_history(session, info.conversation_id, info.user_message_seq, names, pending,
+                                             agent_id=agent_id)  # fmt: skip
                 adopted = await reusable(session, stored, pending)
             ctx = story_context(info.turn_id, info.user_message_id, agent_id, info.language)
             coordinator = self.coordinator(cfg, info.conversation_id)

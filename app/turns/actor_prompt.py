@@ -1,8 +1,9 @@
 """The actor prompt as a conversation, the way chat models are trained and roleplay frontends send it.
 
 - **system**: the persona and the rules, written in the conversation's language (Chinese
-  conversations get Chinese prompts: ``actor_zh``), then the Story's stage material, then a note
-  for a Continue or a cross reply;
+  conversations get Chinese prompts: ``actor_zh``), then the Story's stage material, then the lore
+  entries the window triggered (``add_lore``: one titled block, "设定" / "World info", the
+  entries' contents one per line), then a note for a Continue or a cross reply;
 - **history**: the speaking companion's own earlier lines as ``assistant`` turns, everything else
   (the user, the other members) as ``user`` turns labelled with the speaker's name (``周衡：…``;
   unlabelled in a direct chat, where only the user speaks); consecutive lines of others form one
@@ -31,6 +32,7 @@ from app.db.models import Agent
 from app.llm.port import ChatMessage, ModelRequest
 from app.llm.templates import PromptTemplates
 from app.turns.language import language_instruction
+from scheduling.lore import LoreEntry, LoreUse, select_lore
 from scheduling.profiles import GroupMessage
 from story.auto_reply.text import is_chinese
 
@@ -56,6 +58,7 @@ class Words(msgspec.Struct, frozen=True):
     continue_cue: str
     cross_note: str
     retry_lead: str
+    lore_title: str
     fixes: Mapping[str, str]
     generic_fix: str
 
@@ -69,6 +72,7 @@ ZH = Words(
     continue_cue="（继续）",
     cross_note="现在用一两句话回应{target}刚才说的话。",
     retry_lead="这次换一种说法：",
+    lore_title="设定（你知道的背景，按需自然地用，不要照抄）：",
     fixes={
         "echoes_user": "别重复用户的原话，用你自己的话回应", "repeats_earlier": "别重复群里已经说过的话",
         "prompt_leak": "只说聊天的内容", "speaks_as_other": "只写你自己的一段话，不写别人的台词和名字",
@@ -92,6 +96,7 @@ EN = Words(
     continue_cue="(go on)",
     cross_note="Now answer what {target} just said, in one or two sentences.",
     retry_lead="This time, do it differently: ",
+    lore_title="World info (background you know; use it naturally when it fits, never quote it):",
     fixes={
         "echoes_user": "answer in your own words instead of repeating the user",
         "repeats_earlier": "say something not already said in the chat", "prompt_leak": "talk only about the chat",
@@ -129,6 +134,12 @@ class ActorPrompt(msgspec.Struct, frozen=True, kw_only=True):
     request: ModelRequest
     checks: ReplyChecks
     answered: str | None = None  # the line answered, as the last user turn shows it (None: a Continue)
+    notes: tuple[str, ...] = ()  # the Continue or cross-reply note ending the system message (lore goes before it)
+    lore: tuple[LoreUse, ...] = ()  # the lore entries in the system message (``add_lore``)
+
+    def lore_record(self) -> list[dict[str, object]]:
+        """The entries used, for the reply's metadata (``lore``)."""
+        return [{"id": u.entry.id, "keys": list(u.keys), "priority": u.entry.priority} for u in self.lore]
 
     def retry(self, problems: Sequence[str]) -> ActorPrompt:
         request = self.request
@@ -178,6 +189,7 @@ def actor_prompt(
     system = templates.render(template, personality=persona, **variables)
     notes = [words.continue_note if user_text is None else "",
              words.cross_note.format(target=cross_target[1]) if cross_target else ""]  # fmt: skip
+    notes = [n for n in notes if n]
     system = "\n\n".join(part for part in (system, stage_material, *notes) if part)
 
     def line(m_agent: str | None, text: str) -> str:
@@ -203,12 +215,29 @@ def actor_prompt(
     checks = ReplyChecks(
         language=language, own_names=(agent.name, *(agent.aliases or [])), other_names=tuple(others),
         user_text=user_text or "", window=window, persona=persona,
-        scaffolding=(rules, scene, *(n for n in notes if n), words.retry_lead, *words.fixes.values(), words.continue_cue),
+        scaffolding=(rules, scene, *notes, words.retry_lead, words.lore_title, *words.fixes.values(), words.continue_cue),
     )  # fmt: skip
     request = ModelRequest(messages=messages, purpose=purpose, max_tokens=ACTOR_MAX_TOKENS,
                            model_config_id=agent.model_config_id)  # a member's own model, else the stage's  # fmt: skip
     answered = line(lines[-1][0], lines[-1][1].strip()) if user_text is not None and lines else None
-    return ActorPrompt(request=request, checks=checks, answered=answered)
+    return ActorPrompt(request=request, checks=checks, answered=answered, notes=tuple(notes))
+
+
+def add_lore(prompt: ActorPrompt, entries: Sequence[LoreEntry], *, agent_id: str, token_budget: int) -> ActorPrompt:
+    """The prompt with the lore entries its own window triggers for ``agent_id`` (what the prompt
+    shows: the window, this turn's replies and the line answered; ``scheduling.lore``), as one
+    titled block before the closing note. No entry triggered: the prompt unchanged."""
+    checks = prompt.checks
+    used = tuple(select_lore(entries, [*checks.window, checks.user_text], agent_id, token_budget))
+    messages = list(prompt.request.messages)
+    if not used or not messages or messages[0].role != "system":
+        return prompt
+    words = words_for(checks.language)
+    block = "\n".join([words.lore_title, *(u.entry.content for u in used)])
+    tail = "".join("\n\n" + note for note in prompt.notes)
+    head = messages[0].content[: len(messages[0].content) - len(tail)] if tail else messages[0].content
+    messages[0] = ChatMessage(role="system", content=head + "\n\n" + block + tail)
+    return msgspec.structs.replace(prompt, request=msgspec.structs.replace(prompt.request, messages=messages), lore=used)
 
 
 def retry_request(request: ModelRequest, problems: Sequence[str], language: str) -> ModelRequest:

@@ -13,6 +13,7 @@ from app.turns.loader import LoadedAgents
 from app.turns.plugins import TurnInfo
 from app.turns.repository import StartedTurn
 from scheduling import AgentProfile, DirectChatStats, format_transcript
+from scheduling.presence import Presence
 
 
 class TurnContext(msgspec.Struct, kw_only=True):
@@ -58,6 +59,7 @@ async def load_context(sessions: async_sessionmaker[AsyncSession], started: Star
         settings=dict(conv.settings or {}), config=config, language=config.language, user_message_id=anchor_id,
         user_message_seq=seq, user_text=text, agents=agents.profiles, agent_rows=agents.rows, recent=recent,
         continuation=user_msg is None, continue_agent_id=continue_agent_id,
+        presence=Presence(mode=config.history, joined=agents.joined),
     )  # fmt: skip
     transcript = format_transcript(recent, agents.profiles, limit=window)
     return TurnContext(info=info, agents=agents, stats=stats, transcript=transcript, direct=conv.kind == "direct")

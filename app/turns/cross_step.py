@@ -47,7 +47,7 @@ async def run_cross(pipeline: TurnPipeline, ctx: TurnContext, run: TurnRun, emit
         target = next(r for r in said if r.agent_id == plan.to_agent_id)
         # This turn's replies follow the user's message, the one answered last.
         this_turn = [(r.agent_id, r.text) for r in said if r is not target] + [(target.agent_id, target.text)]
-        prompt = actor_prompt(pipeline.templates, agent, language=info.language, recent=info.recent, names=names,
+        prompt = actor_prompt(pipeline.templates, agent, language=info.language, recent=info.recent_for(agent.id), names=names,
                               user_text=info.user_text, purpose="cross_reply", this_turn=this_turn,
                               cross_target=(target.agent_id, names[target.agent_id]))  # fmt: skip
         channel = DraftChannel(emit, info.turn_id, agent.id, held=False, on_first=lambda: run.mark("firstDelta"))

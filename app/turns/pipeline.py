@@ -370,7 +370,7 @@ class TurnPipeline:
             await self.finish_reply(ctx, run, emit, dropped, preps, "actor", speculation=job.speculation)
             return
         material = "\n\n".join(p.stage_material for _, p in preps if p.stage_material) or None
-        prompt = actor_prompt(self.templates, agent, language=info.language, recent=info.recent, names=ctx.names(),
+        prompt = actor_prompt(self.templates, agent, language=info.language, recent=info.recent_for(agent.id), names=ctx.names(),
                               user_text=None if info.continuation else info.user_text, direct=ctx.direct,
                               stage_material=material)  # fmt: skip
         reply = await self.generate_reply(ctx, agent, prompt, job.channel, run.saved_texts)

@@ -37,6 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.conversations.settings import ConversationSettings
 from app.llm.port import Usage
 from scheduling import AgentProfile, GroupMessage, UserEmotion, UserIntent
+from scheduling.presence import Presence
 
 Emit = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
@@ -54,13 +55,18 @@ class TurnInfo(msgspec.Struct, kw_only=True):
     user_text: str
     agents: list[AgentProfile]
     agent_rows: dict[str, Any]
-    recent: list[GroupMessage]
+    recent: list[GroupMessage]  # the conversation's window; a member's own is ``recent_for``
     emotion: UserEmotion | None = None
     intent: UserIntent | None = None
     # Continue: no new user message. ``user_message_id``/``user_text`` are then the last visible
     # user message the reply continues from, ``user_message_seq`` the next message position.
     continuation: bool = False
     continue_agent_id: str | None = None
+    presence: Presence = msgspec.field(default_factory=lambda: Presence(mode="all"))
+
+    def recent_for(self, agent_id: str) -> list[GroupMessage]:
+        """The window as ``agent_id`` witnessed it (``settings.history``; scheduling/presence.py)."""
+        return self.presence.window(self.recent, agent_id)
 
 
 class ActorPrep(msgspec.Struct, kw_only=True):

@@ -40,11 +40,14 @@ from app.messages.service import to_json as message_json
 from app.messages.store import content_hash
 from app.events.hub import EventHub
 from app.turns import loader, reaper, repository
-from app.turns.actor_prompt import actor_prompt
+from app.turns.actor_prompt import actor_prompt, add_lore
+from app.conversations.settings import ConversationSettings
+from app.lore.service import entries_for_turn
 from app.turns.pipeline import TurnPipeline
 from app.turns.replies import Reply, generate_checked
 from app.turns.result import TurnResult, usage_dict
 from app.turns.stages import error_record
+from scheduling.presence import DEFAULT_HISTORY, Presence
 
 log = logging.getLogger("app.turns")
 KIND = "regenerate"
@@ -129,6 +132,7 @@ async def _regenerate(pipeline: TurnPipeline, owner_id: str, conversation_id: st
         target = await _target(session, owner_id, conversation_id, message_id)
         message, conv, user_msg = target.message, target.conversation, target.user_message
         agents = await loader.load_agents(session, conversation_id)
+        lore = await entries_for_turn(session, conversation_id, agents.rows)
         recent = await loader.recent_messages(session, conversation_id, pipeline.settings.recent_window,
                                               before_seq=user_msg.seq)  # fmt: skip
         siblings = list(await session.scalars(
@@ -139,9 +143,13 @@ async def _regenerate(pipeline: TurnPipeline, owner_id: str, conversation_id: st
     agent = agents.rows.get(message.agent_id)
     if agent is None:
         raise ValidationFailed("the agent is no longer a member of this conversation", code="agent_not_member")
-    prompt = actor_prompt(pipeline.templates, agent, language=conv.settings["language"], recent=recent,
+    presence = Presence(mode=conv.settings.get("history", DEFAULT_HISTORY), joined=agents.joined)
+    prompt = actor_prompt(pipeline.templates, agent, language=conv.settings["language"],
+                          recent=presence.window(recent, agent.id),
                           names={p.id: p.name for p in agents.profiles}, user_text=user_msg.content,
                           direct=conv.kind == "direct")  # fmt: skip
+    budget = msgspec.convert(conv.settings or {}, ConversationSettings).lore.token_budget
+    prompt = add_lore(prompt, lore, agent_id=agent.id, token_budget=budget)
     reply = await generate_checked(pipeline.model, prompt, agent, max_chars=pipeline.settings.limits.max_message_chars,
                                    earlier_replies=[*siblings, message.content])  # fmt: skip
     if reply.dropped:
@@ -169,11 +177,13 @@ async def _store(pipeline: TurnPipeline, conversation_id: str, message_id: str, 
             history.append({"at": now.isoformat(), "previousContentHash": row.content_hash, "model": reply.model,
                             "usage": usage_dict(reply.usage), "attempts": reply.attempts})  # fmt: skip
             number = await versions.add(session, row, reply.text, model=reply.model, reason=versions.REGENERATE,
-                                        metadata={"usage": usage_dict(reply.usage), "attempts": reply.attempts},
+                                        metadata={"usage": usage_dict(reply.usage), "attempts": reply.attempts,
+                                                  "lore": reply.lore},
                                         limit=pipeline.settings.limits.max_message_versions)  # fmt: skip
             values = {"content": reply.text, "content_hash": content_hash(reply.text), "edited_at": now,
                       "selected_version": number,
-                      "metadata_json": {**row.metadata_json, "regenerations": history[-MAX_HISTORY:]}}  # fmt: skip
+                      "metadata_json": {**row.metadata_json, "regenerations": history[-MAX_HISTORY:],
+                                        "lore": reply.lore}}  # fmt: skip
             done = await session.execute(
                 update(Message.__table__)
                 .where(m.id == message_id, m.content_hash == row.content_hash, m.deleted_at.is_(None)).values(**values)

@@ -38,6 +38,7 @@ class Reply(msgspec.Struct, kw_only=True):
     judge_runs: list[Any] = []  # StageRun[QualityVerdict] of the LLM quality check, when on
     draft_id: str | None = None  # the streamed draft this reply was saved from
     first_token_ms: float | None = None
+    lore: list[dict[str, Any]] = []  # the lore entries in its prompt: id, keys found, priority (metadata ``lore``)
 
 
 async def generate_checked(
@@ -96,7 +97,7 @@ async def generate_checked(
             return Reply(agent_id=agent.id, text=text, model=result.model, usage=usage, attempts=attempt,
                          regenerated_for=first, ms=(time.perf_counter() - started) * 1000,
                          draft_id=draft.id if draft else None,
-                         first_token_ms=getattr(result, "first_token_ms", None))  # fmt: skip
+                         first_token_ms=getattr(result, "first_token_ms", None), lore=prompt.lore_record())  # fmt: skip
         if draft is not None:
             await draft.discard(problems)
         if regenerations_left == 0:
@@ -105,4 +106,5 @@ async def generate_checked(
         first = [*first, *problems]
         request = prompt.retry(problems).request
     return Reply(agent_id=agent.id, text=text, model=result.model if result else "", usage=usage, attempts=attempt,
-                 problems=problems, regenerated_for=first, dropped=True, ms=(time.perf_counter() - started) * 1000)  # fmt: skip
+                 problems=problems, regenerated_for=first, dropped=True, ms=(time.perf_counter() - started) * 1000,
+                 lore=prompt.lore_record())  # fmt: skip

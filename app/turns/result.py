@@ -43,6 +43,7 @@ class MessageMetadata(msgspec.Struct, rename="camel", kw_only=True):
     speculation: Speculation = "none"
     story: dict[str, Any] | None = None
     regenerations: list[dict[str, Any]] | None = None
+    lore: list[dict[str, Any]] = []  # the lore entries in the reply's prompt: {id, keys, priority} (issue 28)
 
     @classmethod
     def of(cls, raw: dict[str, Any] | None) -> MessageMetadata:
@@ -55,7 +56,7 @@ class MessageMetadata(msgspec.Struct, rename="camel", kw_only=True):
             selected_by=selected_by, model=reply.model, model_config_id=model_config_id, reply_kind=reply.kind, respond_to_agent_id=reply.respond_to_agent_id,
             cross_reply_reason=reply.cross_reason, cross_reply_round=reply.cross_round, orchestration=orchestration,
             timings={**timings, "reply": round(reply.ms, 3)}, usage=usage_dict(reply.usage), attempts=reply.attempts,
-            speculation=speculation,
+            speculation=speculation, lore=reply.lore,
         )  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:

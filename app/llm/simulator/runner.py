@@ -29,6 +29,11 @@ class SimulatorHandle:
     def stats(self) -> dict[str, Any]:
         return self.state.stats()
 
+    def received(self) -> list[dict[str, Any]]:
+        """The bodies of the last 200 chat requests it was sent, oldest first."""
+        with self.state.lock:
+            return list(self.state.received)
+
     def configure(self, **options: Any) -> None:
         """Change latency, faults, rate or seed of the running simulator."""
         if "faults" in options:

@@ -18,6 +18,7 @@ structured answer is the same schema-valid JSON either way, only cut into chunks
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import random
 import threading
@@ -70,6 +71,7 @@ class SimulatorState:
         self.lock = threading.Lock()
         self.counts: dict[str, Any] = {"requests": 0, "ok": 0, "streamed": 0, "faults": dict.fromkeys(FAULT_KINDS, 0)}
         self.queued: list[str | None] = []  # faults of the next requests, in order (None: answer normally)
+        self.received: collections.deque[dict[str, Any]] = collections.deque(maxlen=200)  # the last request bodies
 
     def queue_faults(self, kinds: list[str | None]) -> None:
         """The next ``len(kinds)`` requests get these faults in order (``None``: no fault), before
@@ -86,6 +88,10 @@ class SimulatorState:
             self.options = msgspec.structs.replace(self.options, **changes)
             if "seed" in changes:
                 self.rng = random.Random(self.options.seed)
+
+    def record(self, body: dict[str, Any]) -> None:
+        with self.lock:
+            self.received.append(body)
 
     def stats(self) -> dict[str, Any]:
         with self.lock:
@@ -260,6 +266,7 @@ def create_simulator_app(options: SimulatorOptions | None = None, state: Simulat
         if forced in _STREAM_ONLY_FAULTS and not streamed:
             return _error(400, f"X-Simulator-Fault {forced!r} applies to streamed requests only", "invalid_request_error")
         wants_json = _schema_of(data) is not None
+        state.record(data)  # what it was sent, for wire tests (``SimulatorHandle.received``)
         number, fault, delay, rng = state.next_request(forced, wants_json, streamed)
         if delay:
             await asyncio.sleep(delay)
