@@ -57,6 +57,13 @@ class SelectionSettings(ApiInput):
     hybrid_margin: Annotated[float, Meta(ge=0.0, le=10.0)] = DEFAULT_HYBRID_MARGIN
 
 
+class LoreSettings(ApiInput):
+    """Lore (world info, ``app/lore``): the most tokens of triggered entries one reply's prompt gets
+    (estimated: a CJK character one token, four other characters one); 0 turns lore off."""
+
+    token_budget: Annotated[int, Meta(ge=0, le=4000)] = 400
+
+
 class ConversationSettings(ApiInput):
     language: Annotated[str, Meta(min_length=2, max_length=35)] = "zh-CN"
     reply_limit: Annotated[int, Meta(ge=1, le=4)] = 2
@@ -67,6 +74,7 @@ class ConversationSettings(ApiInput):
     # staged: the seed's pipeline (intent ∥ emotion, then the selector when the mode asks it);
     # combined: one structured call for all three judgements (app/turns/combined.py).
     orchestration: Literal["staged", "combined"] = "staged"
+    lore: LoreSettings = msgspec.field(default_factory=LoreSettings)
     # who replies when nobody is named (scheduling/selection/order.py): natural (mentions, then the
     # model or the scorer), list (round robin in display order), pooled (everyone once before
     # anyone twice, best ranked first), manual (only named members, or one asked to speak)

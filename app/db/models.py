@@ -454,3 +454,35 @@ class ConversationEvent(Base):
     event: Mapped[str] = mapped_column(String(64))
     data: Mapped[dict[str, Any]] = mapped_column(JsonType)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+# -- issue 28 (group controls): lore / world info ------------------------------------------------
+
+
+class LoreEntry(Base):
+    """A lore (world info) entry: its ``content`` joins an actor prompt when one of its ``keys``
+    (and, when it has any, one of its ``secondary_keys``) is in the recent window. Attached to a
+    conversation (``member_ids``: only those members' replies, None: all) or to an agent (only that
+    agent's replies, in any conversation); exactly one of the two is set. ``app/lore/``."""
+
+    __tablename__ = "lore_entries"
+    __table_args__ = (
+        CheckConstraint("(conversation_id IS NULL) <> (agent_id IS NULL)", name="one_owner"),
+        Index("ix_lore_entries_conversation_id", "conversation_id"),
+        Index("ix_lore_entries_agent_id", "agent_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    owner_id: Mapped[str] = mapped_column(String(128))  # the user who wrote it
+    conversation_id: Mapped[str | None] = mapped_column(
+        String(32), ForeignKey("conversations.id", ondelete="CASCADE"), nullable=True
+    )
+    agent_id: Mapped[str | None] = mapped_column(String(32), ForeignKey("agents.id", ondelete="CASCADE"), nullable=True)
+    keys: Mapped[list[str]] = mapped_column(JsonType, default=list)
+    secondary_keys: Mapped[list[str]] = mapped_column(JsonType, default=list)
+    content: Mapped[str] = mapped_column(Text)
+    priority: Mapped[int] = mapped_column(Integer, default=0)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    member_ids: Mapped[list[str] | None] = mapped_column(JsonType, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -12,7 +12,9 @@ from app.turns import loader
 from app.turns.loader import LoadedAgents
 from app.turns.plugins import TurnInfo
 from app.turns.repository import StartedTurn
+from app.lore.service import entries_for_turn
 from scheduling import AgentProfile, DirectChatStats, format_transcript
+from scheduling.lore import LoreEntry
 from scheduling.presence import Presence
 
 
@@ -22,6 +24,7 @@ class TurnContext(msgspec.Struct, kw_only=True):
     stats: dict[str, DirectChatStats]
     transcript: str
     direct: bool
+    lore: list[LoreEntry] = []  # the conversation's and its members' enabled lore entries
 
     @property
     def config(self) -> ConversationSettings:
@@ -45,6 +48,7 @@ async def load_context(sessions: async_sessionmaker[AsyncSession], started: Star
     async with sessions() as session:
         agents = await loader.load_agents(session, conv.id)
         stats = await loader.direct_stats(session, turn.owner_id, [p.id for p in agents.profiles])
+        lore = await entries_for_turn(session, conv.id, agents.rows)
         if user_msg is None:
             anchor = await loader.last_user_message(session, conv.id)
             seq = int(await session.scalar(select(Conversation.last_seq).where(Conversation.id == conv.id)) or 0) + 1
@@ -62,4 +66,5 @@ async def load_context(sessions: async_sessionmaker[AsyncSession], started: Star
         presence=Presence(mode=config.history, joined=agents.joined),
     )  # fmt: skip
     transcript = format_transcript(recent, agents.profiles, limit=window)
-    return TurnContext(info=info, agents=agents, stats=stats, transcript=transcript, direct=conv.kind == "direct")
+    return TurnContext(info=info, agents=agents, stats=stats, transcript=transcript, direct=conv.kind == "direct",
+                       lore=lore)  # fmt: skip

@@ -39,7 +39,7 @@ from app.turns.drafts import DraftChannel
 from app.turns.plugins import ActorPrep, Emit, StageMetric, TurnInfo, TurnPlugin, await_beside
 from app.turns.quality import AllRepliesDropped, reply_problems
 from app.turns.judge import judge_reply, regeneration_note
-from app.turns.actor_prompt import ActorPrompt, actor_prompt
+from app.turns.actor_prompt import ActorPrompt, actor_prompt, add_lore
 from app.turns.replies import Reply, generate_checked
 from app.turns.repository import StartedTurn
 from app.turns.result import MessageMetadata, Speculation, TurnResult, turn_cost, usage_dict
@@ -386,6 +386,8 @@ class TurnPipeline:
 
     async def generate_reply(self, ctx: TurnContext, agent: Any, prompt: ActorPrompt, channel: DraftChannel,
                         earlier: list[str]) -> Reply:  # fmt: skip
+        """Every reply of a turn (primary, cross, Continue) is written here, with the lore its prompt triggers."""
+        prompt = add_lore(prompt, ctx.lore, agent_id=agent.id, token_budget=ctx.config.lore.token_budget)
         try:
             reply = await generate_checked(self.model, prompt, agent, max_chars=self.settings.limits.max_message_chars,
                                            earlier_replies=earlier, channel=channel)  # fmt: skip
