@@ -17,6 +17,7 @@ from analytics.queries.agreement import AgreementRow, llm_agreement
 from analytics.queries.controls import ControlRow, message_controls
 from analytics.queries.cost import TurnCostRow, turn_cost
 from analytics.queries.emotions import EmotionRow, RoutingRow, emotion_routing, emotions
+from analytics.queries.lore import LoreUseRow, lore_use
 from analytics.queries.models import ReplyModelRow, reply_models
 from analytics.queries.paths import SelectionPathRow, selection_paths
 from analytics.queries.replies import CrossReplyRow, QualityRow, cross_replies, quality
@@ -54,6 +55,8 @@ QUERIES: dict[str, Query] = {
         Query("turn-cost", turn_cost, TurnCostRow, "per orchestration mode: model calls, calls before the first words, tokens per turn"),
         Query("reply-models", reply_models, ReplyModelRow,
               "per model config: replies written and dropped, drop rate, tokens and ms per reply"),
+        Query("lore-use", lore_use, LoreUseRow,
+              "per lore entry: replies whose prompt had it, conversations, last used; unused entries with 0"),
         Query("suggestions", suggestions, SuggestionRow, "suggestion outcomes: first-try, repaired, failed, ..."),
         Query("speculation", speculation, SpeculationRow, "replies started on the scorer's pick: hits, misses"),
         Query("message-controls", message_controls, ControlRow,

@@ -37,6 +37,16 @@ def day(session: AsyncSession, column: Any) -> ColumnElement[str]:
     return func.substr(column, 1, 10, type_=String)
 
 
+def json_items(session: AsyncSession, column: Any, key: str) -> tuple[Any, ColumnElement[str]]:
+    """The items of the JSON array ``column[key]`` as a table to join (``ON true``), and each
+    item's ``id`` as text: ``json_each`` on SQLite, ``jsonb_array_elements`` on PostgreSQL."""
+    if dialect(session) == "postgresql":
+        items = func.jsonb_array_elements(column[key]).table_valued("value")
+        return items, items.c.value.op("->>")("id")
+    items = func.json_each(column, f"$.{key}").table_valued("value")
+    return items, func.json_extract(items.c.value, "$.id", type_=String)
+
+
 def scan_key(session: AsyncSession, column: Any) -> ColumnElement[Any]:
     """A GROUP BY key for a few groups over many rows. SQLite would otherwise walk a (key, …)
     index to get the groups in order and look every row up in the table (≈5× slower than a

@@ -103,3 +103,28 @@ async def test_continue_cross_replies_and_regenerate_get_lore_too(turn_api: Api,
     assert regen.status_code in (200, 201), regen.text
     assert regen.json()["metadata"]["lore"] == expected
     assert "雪城终年积雪。" in systems["莉娅"][-1]
+
+
+async def test_lore_use_counts_the_replies_each_entry_was_in(turn_api: Api, world: World) -> None:
+    recording(world)
+    conv, (gentle, _, _) = await make_group(turn_api, replyLimit=1)
+    world.handlers["select"] = select(gentle["id"])
+    url = f"/v1/conversations/{conv['id']}/lore"
+    city = await lore(turn_api, url, keys=["雪城"], content="雪城终年积雪。")
+    sea = await lore(turn_api, url, keys=["大海"], content="大海是灰色的。")
+    never = await lore(turn_api, url, keys=["月亮"], content="月亮是方的。")
+    own = await lore(turn_api, f"/v1/agents/{gentle['id']}/lore", ADMIN, keys=["大海"], content="莉娅怕水。")
+    for text in ("我想去雪城看看", "雪城和大海哪个好？", "今天好累"):
+        await reply_of(turn_api, conv["id"], text)
+    await turn_api.client.delete(f"/v1/lore/{sea['id']}", headers=ALICE)
+
+    resp = await turn_api.client.get("/v1/analytics/lore-use", params={"conversation": conv["id"]}, headers=ADMIN)
+    assert resp.status_code == 200, resp.text
+    rows = {r["entryId"]: r for r in resp.json()}
+    counts = {k: (r["attachedTo"], r["replies"], r["conversations"]) for k, r in rows.items()}
+    # the window keeps the key: the third turn's window still has both lines with a key
+    assert counts == {city["id"]: ("conversation", 3, 1), own["id"]: ("agent", 2, 1), sea["id"]: ("deleted", 2, 1),
+                      never["id"]: ("conversation", 0, 0)}  # fmt: skip
+    assert rows[city["id"]]["lastUsedAt"] and rows[never["id"]]["lastUsedAt"] is None
+    assert rows[city["id"]]["keys"] == ["雪城"] and rows[sea["id"]]["keys"] == []
+    assert [r["entryId"] for r in resp.json()][0] == city["id"]  # most used first
