@@ -44,7 +44,8 @@ async def read_combined(model: Any, ctx: TurnContext, mentions: list[str], weigh
     # The agents' signals (freshness, relationship) do not depend on the emotion; the prompt leaves
     # the emotion line out, so the offline reading here only fills the struct.
     context = build_speaking_context(info.agents, ctx.stats, info.recent, fallback_emotion(info.user_text),
-                                     window=window, current_user_seq=info.user_message_seq)  # fmt: skip
+                                     window=window, current_user_seq=info.user_message_seq,
+                                     presence=info.presence)  # fmt: skip
     request = combined_model_request(
         text=info.user_text, agents=candidates, context=context, reply_limit=limit, language=cfg.language,
         recent_transcript=ctx.transcript, chattiness=cfg.chattiness, mentioned_ids=mentions,

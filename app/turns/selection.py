@@ -45,7 +45,7 @@ def prepare_selection(ctx: TurnContext, intent: UserIntent, emotion: UserEmotion
                       weights: ScoringWeights, window: int) -> Selection:  # fmt: skip
     info, cfg = ctx.info, ctx.config
     context = build_speaking_context(info.agents, ctx.stats, info.recent, emotion, window=window,
-                                     current_user_seq=info.user_message_seq)  # fmt: skip
+                                     current_user_seq=info.user_message_seq, presence=info.presence)  # fmt: skip
     needed = not ctx.direct and not info.continuation and cfg.reply_order == "natural" and llm_selection_needed(
         intent, emotion, mentions, reply_limit=cfg.reply_limit,
         candidate_count=len(ctx.candidates()),

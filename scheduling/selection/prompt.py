@@ -116,6 +116,7 @@ def format_speaking_context(context: GroupSpeakingContext, agents: Sequence[Agen
             f"- {names.get(c.agent_id, c.agent_id)} (id={c.agent_id}): relationshipStage={c.relationship_stage} "
             f"relationshipScore={c.relationship_score:.2f} directMessages={c.conversation_message_count} "
             f"recentReplies={c.recent_reply_count} lastSpoke={last} freshness={c.freshness_score:.2f}"
+            + (f" missedMessages={c.missed_messages} (not there for them)" if c.missed_messages else "")
         )
     return "\n".join(lines)
 

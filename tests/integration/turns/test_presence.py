@@ -138,3 +138,21 @@ async def test_the_messages_api_says_who_was_present(turn_api: Api, world: World
     present = [sorted(m["presentAgentIds"]) for m in sorted(page.json()["items"], key=lambda m: m["seq"])]
     two, three = sorted([gentle["id"], planner["id"]]), sorted([gentle["id"], planner["id"], joker["id"]])
     assert present == [two, two, three, three]
+
+
+async def test_the_selector_is_told_what_a_newcomer_missed(turn_api: Api, world: World) -> None:
+    conv, (gentle, _, joker) = await group_of_two(turn_api)
+    asked: list[str] = []
+
+    def choose(req: Any) -> dict[str, Any]:
+        asked.append(req.messages[-1].content)
+        return select(gentle["id"])(req)
+
+    world.handlers["select"] = choose
+    await completed(turn_api, conv["id"], f"我的猫叫{SECRET}")
+    await add_member(turn_api, conv["id"], joker["id"])
+    body = await completed(turn_api, conv["id"], "它今天不吃饭")
+    line = next(x for x in asked[-1].splitlines() if f"id={joker['id']}" in x and "relationshipStage" in x)
+    assert "missedMessages=2" in line
+    context = {c["agentId"]: c for c in body["agentMessages"][0]["metadata"]["orchestration"]["speakingContext"]["agentContexts"]}
+    assert context[joker["id"]]["missedMessages"] == 2 and context[gentle["id"]]["missedMessages"] == 0

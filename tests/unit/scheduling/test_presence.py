@@ -62,3 +62,18 @@ def test_presence_keeps_each_members_joined_seq() -> None:
     assert presence.missed(history(), B) == 4 and presence.missed(history(), A) == 0
     assert presence.sees(B, seq=3, author_id=None, present=(A, C)) is False
     assert seqs(Presence(mode="all", joined={B: 4}).window(history(), B)) == [1, 2, 3, 4, 5, 6]
+
+
+def test_the_speaking_context_counts_what_each_member_missed() -> None:
+    from scheduling import AgentProfile, build_speaking_context, fallback_emotion
+    from scheduling.selection.prompt import format_speaking_context
+
+    agents = [AgentProfile(id=a, name=a.upper(), display_order=i) for i, a in enumerate((A, B, C))]
+    presence = Presence(mode="sinceJoin", joined={B: 4})
+    context = build_speaking_context(agents, {}, history(), fallback_emotion("hi"), current_user_seq=7, presence=presence)
+    assert {c.agent_id: c.missed_messages for c in context.agent_contexts} == {A: 0, B: 4, C: 0}
+    assert context.for_agent(B).last_spoke_turns_ago == 0 and context.for_agent(A).recent_reply_count == 2
+    text = format_speaking_context(context, agents)
+    assert "missedMessages=4" in text and text.count("missedMessages") == 1
+    everyone = build_speaking_context(agents, {}, history(), fallback_emotion("hi"), current_user_seq=7)
+    assert all(c.missed_messages == 0 for c in everyone.agent_contexts)
