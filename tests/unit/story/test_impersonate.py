@@ -82,6 +82,15 @@ async def test_an_echo_of_the_user_is_discarded_and_retried_with_penalties() -> 
     assert retry.messages[-1].role == "user" and "这条不能用" in retry.messages[-1].content
 
 
+async def test_the_companions_words_given_back_are_retried_with_penalties() -> None:
+    model = Streamer("Well done! How do you feel? I feel", "Relieved, honestly. I might sleep all weekend")
+    result = await impersonate(model, EN, CONFIG)
+    assert result.text == "Relieved, honestly. I might sleep all weekend"
+    assert any("re-says" in p for p in result.attempts[0])
+    assert model.requests[0].presence_penalty is None
+    assert model.requests[1].presence_penalty == COPY_PENALTY == model.requests[1].frequency_penalty
+
+
 async def test_a_line_for_a_member_or_in_the_wrong_language_is_never_returned() -> None:
     model = Streamer("林溪: 我也累了", "Sure, let me rest", "好的。周衡：我陪你")
     with pytest.raises(ImpersonateFailed) as failed:
