@@ -101,7 +101,10 @@ class ChatScreen {
   name(agentId) { return this.names[agentId] || agentId?.slice(0, 8) || "?"; }
 
   async mount() {
-    this.timeline = h("div", { class: "timeline", id: "timeline" });
+    this.timeline = h("div", { class: "timeline", id: "timeline", onscroll: () => this.onScroll() });
+    this.pinned = true;
+    this.newBelow = h("button", { class: "new-below", id: "new-messages", hidden: true,
+      onclick: () => this.scrollDown(true) }, "New messages ↓");
     this.status = h("div", { class: "turn-status", id: "turn-status" });
     this.chips = h("div", { class: "chips", id: "chips", hidden: true });
     this.input = h("textarea", { id: "composer-input", rows: 1, placeholder: "Message (mention a name to ask them)",
@@ -123,7 +126,7 @@ class ChatScreen {
       this.conv.members.map((m) => avatar(m.name, m.agentId)),
       h("span", { class: "spacer" }),
       h("button", { id: "story-btn", onclick: () => this.openStory() }, "Story"));
-    this.chat = h("section", { class: "chat" }, head, this.timeline, this.status, this.chips, this.note,
+    this.chat = h("section", { class: "chat" }, head, h("div", { class: "timeline-wrap" }, this.timeline, this.newBelow), this.status, this.chips, this.note,
       h("div", { class: "composer" }, this.input, this.suggestBtn, this.writeBtn, this.stopBtn, this.sendBtn));
     this.side = h("aside", { class: "side-panel", id: "side-panel", hidden: true });
     this.layout.append(this.chat, this.side);
@@ -137,23 +140,56 @@ class ChatScreen {
     const q = before == null ? `limit=${PAGE}` : `limit=${PAGE}&before=${before}`;
     const page = await this.api.get(`/v1/conversations/${this.conv.id}/messages?${q}`);
     const items = page.items.slice().reverse();
-    const first = this.timeline.firstChild;
+    // Older rows go above the first row there is (the button is taken out first), and the rows
+    // the reader is looking at stay where they are on the screen.
+    const fromBottom = this.timeline.scrollHeight - this.timeline.scrollTop;
     this.timeline.querySelector(".load-earlier")?.remove();
+    const first = before == null ? null : this.timeline.firstChild;
     for (const m of items) {
+      if (this.messages.has(m.id)) continue;
       this.messages.set(m.id, m);
       const row = this.messageRow(m);
       this.rows.set(m.id, row);
-      this.timeline.insertBefore(row, before == null ? null : first);
+      this.timeline.insertBefore(row, first);
     }
     if (page.nextCursor != null) {
-      this.timeline.prepend(h("button", { class: "link load-earlier", onclick: () => this.loadHistory(page.nextCursor) }, "Load earlier messages"));
+      const more = h("button", { class: "link load-earlier", onclick: async () => {
+        more.disabled = true;
+        try { await this.loadHistory(page.nextCursor); } catch (err) { more.disabled = false; toast(`Could not load: ${err.message}`); }
+      } }, "Load earlier messages");
+      this.timeline.prepend(more);
     }
     if (!this.messages.size) this.timeline.append(h("p", { class: "empty", id: "timeline-empty" }, "Say hello to start."));
     this.refreshTools();
-    if (before == null) this.scrollDown();
+    if (before == null) this.scrollDown(true);
+    else this.timeline.scrollTop = this.timeline.scrollHeight - fromBottom;
   }
 
-  scrollDown() { this.timeline.scrollTop = this.timeline.scrollHeight; }
+  // The timeline follows new content only while the reader is at the bottom; scrolled up, a
+  // "new messages" button says there is more below. Before the view is on the page (and laid out)
+  // there is nothing to scroll: the scroll waits for the first frame that has it.
+  scrollDown(force = false) {
+    const t = this.timeline;
+    if (!force && !this.pinned) { this.newBelow.hidden = false; return; }
+    this.pinned = true;
+    this.newBelow.hidden = true;
+    if (t.isConnected && t.clientHeight) { t.scrollTop = t.scrollHeight; return; }
+    if (this.scrollPending) return;
+    this.scrollPending = true;
+    const retry = (frames) => requestAnimationFrame(() => {
+      if (t.isConnected && t.clientHeight) { this.scrollPending = false; if (this.pinned) t.scrollTop = t.scrollHeight; }
+      else if (frames > 0) retry(frames - 1);
+      else this.scrollPending = false;
+    });
+    retry(600);
+  }
+
+  onScroll() {
+    const t = this.timeline;
+    if (!t.clientHeight) return;
+    this.pinned = t.scrollHeight - t.scrollTop - t.clientHeight < 40;
+    if (this.pinned) this.newBelow.hidden = true;
+  }
 
   messageRow(m) {
     const isUser = m.role === "user";
