@@ -36,6 +36,7 @@ from app.turns.pipeline import TurnPipeline
 from app.turns.weights import WeightsStore
 from app.turns.continue_controller import ContinueController, SpeakController
 from app.turns import reaper as turn_reaper
+from app.auto import feature as auto_feature
 from app.turns.controller import RegenerateController, TurnController
 from app import web
 from app.settings import Settings
@@ -124,14 +125,14 @@ def create_app(settings: Settings, *, model: Any = None, engine: AsyncEngine | N
             healthz, readyz, metrics_endpoint, AgentController, ConversationController, MessageController, TurnController, ContinueController, SpeakController,
             AnalyticsController, RegenerateController, LoreController,
             *story_feature.route_handlers, *suggestions_feature.route_handlers,
-            *events_feature.route_handlers,
+            *events_feature.route_handlers, *auto_feature.route_handlers,
             *web.route_handlers,
         ],  # fmt: skip
         dependencies={"session": Provide(provide_session), "principal": Provide(provide_principal, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         before_request=guard_request,
         middleware=[http_metrics_middleware],
-        lifespan=[lifespan, events_feature.lifespan, turn_reaper.lifespan],
+        lifespan=[lifespan, events_feature.lifespan, turn_reaper.lifespan, auto_feature.lifespan],
         state=State({"settings": settings}),
         request_max_body_size=settings.limits.max_body_bytes,
         openapi_config=OpenAPIConfig(title="Companion group-chat backend", version="0.1.0", path="/schema"),

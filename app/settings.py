@@ -40,6 +40,8 @@ class Limits(msgspec.Struct, frozen=True):
     max_lore_keys: int = 20  # keys (and, apart, secondary keys) per lore entry
     max_lore_key_chars: int = 64
     max_lore_content_chars: int = 2000
+    max_auto_turns: int = 20  # turns one auto-mode run may ask for: issue 28
+    auto_max_seconds: int = 600  # an auto-mode run ends ``time_limit`` this long after it started
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -100,6 +102,8 @@ _LIMITS: list[tuple[str, str, str]] = [
     ("max_lore_keys", "MAX_LORE_KEYS", "limits.maxLoreKeys"),
     ("max_lore_key_chars", "MAX_LORE_KEY_CHARS", "limits.maxLoreKeyChars"),
     ("max_lore_content_chars", "MAX_LORE_CONTENT_CHARS", "limits.maxLoreContentChars"),
+    ("max_auto_turns", "MAX_AUTO_TURNS", "limits.maxAutoTurns"),
+    ("auto_max_seconds", "AUTO_MAX_SECONDS", "limits.autoMaxSeconds"),
 ]
 
 

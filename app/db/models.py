@@ -147,6 +147,8 @@ class Turn(Base):
     # Stop (issue 27, migration 0012): set by POST …/turns/{id}/cancel on any replica; the process
     # holding the lease reads it on each heartbeat and cancels its turn.
     cancel_requested_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # What started it (issue 28, migration 0017): user | continue | regenerate | auto; None: before 0017.
+    trigger: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
 class Message(Base):
@@ -486,3 +488,36 @@ class LoreEntry(Base):
     member_ids: Mapped[list[str] | None] = mapped_column(JsonType, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+# -- issue 28 (group controls): auto mode --------------------------------------------------------
+
+
+class AutoRun(Base):
+    """An auto-mode run (``app/auto``): the members talk among themselves for ``turns`` Continue
+    turns (``turns.trigger = 'auto'``). ``running_lock`` holds the conversation id while it runs
+    (unique: one run per conversation, whichever process asks); its lease is renewed by the process
+    running it, and a run whose lease lapsed is ended ``interrupted``, never resumed."""
+
+    __tablename__ = "auto_runs"
+    __table_args__ = (
+        CheckConstraint("status IN ('running', 'completed', 'stopped', 'interrupted', 'failed')", name="status"),
+        Index("ix_auto_runs_conversation_started", "conversation_id", "started_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    conversation_id: Mapped[str] = mapped_column(String(32), ForeignKey("conversations.id", ondelete="CASCADE"))
+    owner_id: Mapped[str] = mapped_column(String(128))
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    turns: Mapped[int] = mapped_column(Integer)  # asked for
+    turns_done: Mapped[int] = mapped_column(Integer, default=0)
+    delay_ms: Mapped[int] = mapped_column(Integer, default=0)
+    running_lock: Mapped[str | None] = mapped_column(String(32), nullable=True, unique=True)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    stop_requested_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    stop_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    ended_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    last_turn_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    deadline_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -25,6 +25,7 @@ class TurnContext(msgspec.Struct, kw_only=True):
     transcript: str
     direct: bool
     lore: list[LoreEntry] = []  # the conversation's and its members' enabled lore entries
+    resting: tuple[str, ...] = ()  # an auto turn: who spoke last, not chosen again at once (unless alone)
 
     @property
     def config(self) -> ConversationSettings:
@@ -66,5 +67,7 @@ async def load_context(sessions: async_sessionmaker[AsyncSession], started: Star
         presence=Presence(mode=config.history, joined=agents.joined),
     )  # fmt: skip
     transcript = format_transcript(recent, agents.profiles, limit=window)
+    last = next((m.agent_id for m in reversed(recent) if m.role == "agent" and m.agent_id), None)
+    resting = (last,) if turn.trigger == "auto" and last else ()
     return TurnContext(info=info, agents=agents, stats=stats, transcript=transcript, direct=conv.kind == "direct",
-                       lore=lore)  # fmt: skip
+                       lore=lore, resting=resting)  # fmt: skip

@@ -13,6 +13,7 @@ from litestar.response import ServerSentEvent
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.tokens import Principal
+from app.auto import service as auto_service
 from app.db import fence
 from app.events import TurnEventSink
 from app.events.follow import follow
@@ -38,8 +39,11 @@ class TurnController(Controller):
         self, conversation_id: str, data: TurnCreate, request: Request, principal: Principal, state: State
     ) -> Response[Any]:
         check_content(data.content, state.settings.limits)
-        started = await start_or_replay(state, principal, conversation_id, data.content, data.idempotency_key,
-                                        streamed=wants_stream(request))  # fmt: skip
+        started = await auto_service.before_user_message(  # a user message ends auto mode at once
+            state, principal.user_id, conversation_id,
+            lambda: start_or_replay(state, principal, conversation_id, data.content, data.idempotency_key,
+                                    streamed=wants_stream(request)),
+        )  # fmt: skip
         if isinstance(started, Response):
             return started
         await state.turn_pipeline.message_added(conversation_id)  # e.g. stale suggestions are cleared
@@ -98,11 +102,11 @@ async def respond(request: Request, state: State, started: repository.StartedTur
     sink = state.event_hub.sink(started.conversation.id, started.turn.id)
     if wants_stream(request):
         return ServerSentEvent(_stream(pipeline, started, sink, **options))
-    result = await asyncio.shield(asyncio.ensure_future(_run_logged(pipeline, started, sink, sink.emit_nowait, **options)))
+    result = await asyncio.shield(asyncio.ensure_future(run_logged(pipeline, started, sink, sink.emit_nowait, **options)))
     return Response(result, status_code=201)
 
 
-async def _run_logged(pipeline: Any, started: Any, sink: TurnEventSink, emit: Any, **options: Any) -> dict[str, Any]:
+async def run_logged(pipeline: Any, started: Any, sink: TurnEventSink, emit: Any, **options: Any) -> dict[str, Any]:
     """The turn, then its plugins' late parts (suggestions) after the lock is released: they
     never delay ``turn.completed``; the JSON response waits for them (bounded by the plugin)."""
     with fence.fenced(started.turn.id):  # every write of the turn needs its lease, its last events too
@@ -130,7 +134,7 @@ async def _stream(pipeline: Any, started: Any, sink: TurnEventSink, **options: A
 
     async def run() -> None:
         try:
-            await _run_logged(pipeline, started, sink, emit, **options)
+            await run_logged(pipeline, started, sink, emit, **options)
         finally:
             await queue.put(None)
 

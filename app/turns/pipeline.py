@@ -164,7 +164,7 @@ class TurnPipeline:
 
         user_message = message_json(started.user_message) if started.user_message is not None else None
         await emit("turn.started", {"turnId": turn.id, "userMessage": user_message,
-                                    "continuation": started.user_message is None})  # fmt: skip
+                                    "continuation": started.user_message is None, "trigger": turn.trigger})  # fmt: skip
         ledger = CallLedger()
         try:
             with use_ledger(ledger):
@@ -196,6 +196,7 @@ class TurnPipeline:
         result = TurnResult(
             turn_id=turn.id, status=status, conversation_id=conv.id, user_message=user_message,
             agent_messages=[message_json(m) for m in run.messages], orchestration=orch, error=error,
+            trigger=turn.trigger,
         ).to_json()  # fmt: skip
         try:
             await repository.finish_turn(

@@ -87,7 +87,7 @@ async def regenerate(pipeline: TurnPipeline, hub: EventHub, owner_id: str, conve
         target = await _target(session, owner_id, conversation_id, message_id)
         await versions.check_room(session, target.message, pipeline.settings.limits.max_message_versions)
     started = await repository.start_turn(pipeline.sessions, owner_id, conversation_id, None, None,
-                                          stale_after_s=pipeline.settings.turn_timeout_s * 2)  # fmt: skip
+                                          stale_after_s=pipeline.settings.turn_timeout_s * 2, trigger=KIND)  # fmt: skip
     await reaper.announce(hub, started.abandoned)  # the dead turn this one took over
     message = await run(pipeline, started, owner_id, message_id)
     await hub.append(conversation_id, started.turn.id, [("message.version_added", {

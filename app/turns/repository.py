@@ -196,10 +196,12 @@ async def start_turn(
     *,
     stale_after_s: float,
     in_transaction: InTransaction | None = None,
+    trigger: str | None = None,
 ) -> StartedTurn:
     """``content`` None starts a Continue turn: the lock and the turn row, no user message.
     ``in_transaction`` runs in the transaction that stores the user message (e.g. the old
-    suggestions are cleared in the same write)."""
+    suggestions are cleared in the same write). ``trigger`` is recorded on the row (default:
+    ``user`` with a message, else ``continue``)."""
     async with sessions() as session:
         conv = await get_owned(session, owner_id, conversation_id)
         await session.commit()  # end the read: the turn row is the first write of its transaction
@@ -214,6 +216,7 @@ async def start_turn(
                 id=new_id(), conversation_id=conversation_id, owner_id=owner_id, status="running",
                 idempotency_key=idempotency_key, running_lock=conversation_id, user_message_id=message_id,
                 lease_expires_at=utcnow() + timedelta(seconds=LEASE_S),
+                trigger=trigger or ("user" if content is not None else "continue"),
             )  # fmt: skip
             session.add(turn)
             try:

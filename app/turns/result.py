@@ -78,6 +78,7 @@ class TurnResult(msgspec.Struct, rename="camel", kw_only=True, omit_defaults=Tru
     orchestration: dict[str, Any] = {}
     error: dict[str, Any] | None = None
     suggestions: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+    trigger: str | None = None  # what started it: user | continue | auto (``turns.trigger``)
 
     def to_json(self) -> dict[str, Any]:
         out = msgspec.to_builtins(self)

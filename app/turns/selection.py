@@ -64,6 +64,7 @@ def decide(ctx: TurnContext, context: GroupSpeakingContext, intent: UserIntent, 
         llm_selection=llm_choice, reply_limit=cfg.reply_limit, chattiness=cfg.chattiness, emotion=emotion,
         muted=() if ctx.direct else ctx.agents.muted, reply_order="natural" if ctx.direct else cfg.reply_order,
         recent_speakers=[m.agent_id for m in ctx.info.recent if m.role == "agent" and m.agent_id],
+        resting=ctx.resting,
     )  # fmt: skip
     return decide_direct(decision) if ctx.direct else decision
 

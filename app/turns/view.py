@@ -34,4 +34,5 @@ async def turn_view(session: AsyncSession, turn: Turn) -> dict[str, Any]:
         "agentMessages": [message_json(m) for m in saved],
         "orchestration": {},
         "error": turn.error,
+        "trigger": turn.trigger,
     }

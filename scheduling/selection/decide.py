@@ -58,6 +58,7 @@ def decide_speakers(
     muted: Collection[str] = (),
     reply_order: ReplyOrder = "natural",
     recent_speakers: Sequence[str] = (),
+    resting: Collection[str] = (),
 ) -> SelectionDecision:
     """Who replies, in order, and by which rule.
 
@@ -71,12 +72,18 @@ def decide_speakers(
     ``llmSelected`` per candidate keeps the LLM's opinion even where a mention overrode it.
 
     ``muted`` members are chosen only when mentioned (the model may not pick one: its choice is
-    then invalid); ``reply_order`` other than ``natural`` fills the remaining slots by its rule
+    then invalid); ``resting`` ones (auto mode: who spoke last) are left out like muted ones
+    unless nobody else could speak (never the same speaker twice in a row, unless alone); ``reply_order`` other than ``natural`` fills the remaining slots by its rule
     (``scheduling.selection.order``) from ``recent_speakers`` (oldest first), ``selectedBy:
     "order"``, and ``manual`` leaves them empty.
     """
     emotion = emotion or context.user_emotion
     ids = [a.id for a in agents]
+    rest = [r for r in dict.fromkeys(resting) if r in ids and r not in muted]
+    if rest and not eligible(ids, {*muted, *rest}):
+        rest = []  # alone: the only one who may speak speaks again
+    muted_note = [m for m in ids if m in muted]
+    muted = {*muted, *rest}
     free = eligible(ids, muted)
     mentioned = [m for m in dict.fromkeys(mentions) if m in ids][: max(1, reply_limit)]
     ranked = score_candidates(agents, context, mentioned, weights, emotion)
@@ -86,8 +93,10 @@ def decide_speakers(
         target = len(mentioned)
     chosen: dict[str, SelectedBy] = {m: "mention" for m in mentioned}
     notes = [f"named by the user: {', '.join(mentioned)}"] if mentioned else []
-    if muted:
-        notes.append(f"muted (only when named): {', '.join(m for m in ids if m in muted)}")
+    if muted_note:
+        notes.append(f"muted (only when named): {', '.join(muted_note)}")
+    if rest:
+        notes.append(f"spoke last, not again at once: {', '.join(rest)}")
 
     problems: list[str] = []
     llm_ids: list[str] = []

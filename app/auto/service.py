@@ -1,0 +1,68 @@
+"""Stopping auto mode, from ``DELETE …/auto`` or a user message, on whichever replica is asked.
+
+The stop is written on the run's row first, then the running auto turn (if any) is stopped
+through the turn's own Stop path (``request_cancel``: the turn ends ``cancelled``, a reply already
+saved stays, the draft being written is taken back). A user message never waits behind auto mode
+and is never lost: it stops the run, cancels the auto turn holding the conversation's lock and
+waits (at most ``USER_WAIT_S``) for the lock, then is accepted like any message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from app.auto import repository as runs
+from app.db.models import AutoRun
+from app.turns.cancel import TurnNotRunning, request_cancel
+from app.turns.repository import TurnInProgress
+
+T = TypeVar("T")
+USER_WAIT_S = 10.0  # a cancelled auto turn ends within a second; a dead one's lease within LEASE_S
+RETRY_S = 0.1
+
+
+async def stop(state: Any, owner_id: str, conversation_id: str, reason: str) -> AutoRun | None:
+    """Ask the conversation's run to stop and cancel its running turn; None when none runs."""
+    run = await runs.request_stop(state.sessions, owner_id, conversation_id, reason)
+    if run is None:
+        return None
+    state.auto_runner.wake(run.id)
+    await cancel_auto_turn(state, owner_id, conversation_id)
+    return run
+
+
+async def cancel_auto_turn(state: Any, owner_id: str, conversation_id: str) -> bool:
+    """Stop the conversation's running auto turn; False when the running turn (if any) is not one."""
+    async with state.sessions() as session:
+        turn_id = await runs.running_auto_turn(session, conversation_id)
+        if turn_id is None:
+            return False
+        try:
+            await request_cancel(session, owner_id, conversation_id, turn_id)
+        except TurnNotRunning:
+            return True  # it just ended: the lock is free or about to be
+        await session.commit()
+    state.turn_pipeline.running.stop(turn_id)
+    return True
+
+
+async def before_user_message(state: Any, owner_id: str, conversation_id: str,
+                              start: Callable[[], Awaitable[T]]) -> T:  # fmt: skip
+    """``start`` (the user's turn), after ending the conversation's auto mode. While an auto turn
+    still holds the lock it is cancelled and ``start`` tried again, up to ``USER_WAIT_S``; a lock
+    held by anything else is the usual 409 ``turn_in_progress``."""
+    await stop(state, owner_id, conversation_id, "user_message")
+    deadline = time.monotonic() + USER_WAIT_S
+    other = False  # the last try found the lock held by something that is not an auto turn
+    while True:
+        try:
+            return await start()
+        except TurnInProgress:
+            auto = await cancel_auto_turn(state, owner_id, conversation_id)
+            if time.monotonic() >= deadline or (other and not auto):
+                raise
+            other = not auto  # once more: the auto turn may have ended in between
+            await asyncio.sleep(RETRY_S)
