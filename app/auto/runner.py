@@ -144,6 +144,10 @@ class AutoRunner:
                 continue
             await reaper.announce(self.hub, started.abandoned)
             status, spoke = await self._one_turn(run_id, owner_id, started)
+            if self._closing:  # its turn was stopped because this server is shutting down
+                if status == "completed":
+                    await runs.turn_done(self.sessions, run_id)
+                return "interrupted", "server_stopping"
             if status == "completed":
                 await runs.turn_done(self.sessions, run_id)
                 if not spoke:  # every member muted (or none left): more turns would say nothing either

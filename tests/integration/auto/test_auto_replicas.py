@@ -105,3 +105,15 @@ async def test_after_a_restart_a_run_is_not_resumed(settings, world: World, engi
         await asyncio.sleep(1.5)  # a reaper pass and more: still nothing runs
         assert len(await auto_turns(engine, conv["id"])) == 1
         assert (await auto_state(api, conv["id"]))["turnsDone"] == 1
+
+
+async def test_a_server_stopping_mid_turn_interrupts_its_run(settings, world: World, engine):
+    async with live_replicas(settings, world.model, 1) as (api,):
+        conv = await _group_with_a_message(api)
+        _slow(world)
+        assert (await start_auto(api, conv["id"], 4)).status_code == 201
+        running = await until_auto_turn_running(engine, conv["id"])
+    async with live_replicas(settings, world.model, 1) as (api,):
+        state = await auto_state(api, conv["id"])
+        assert state["status"] == "interrupted" and state["reason"] == "server_stopping", state
+        assert [(t.id, t.status) for t in await auto_turns(engine, conv["id"])] == [(running.id, "cancelled")]
