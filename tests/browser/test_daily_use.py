@@ -83,3 +83,51 @@ def test_load_earlier_messages_keeps_the_readers_place(page, long_chat) -> None:
     page.locator("#timeline").evaluate("t => { t.scrollTop = 0; }")
     expect(page.locator(".msg .text", has_text="line 001")).to_be_in_viewport()
     shot(page, "long-chat-earlier-desktop")
+
+
+def watch_errors(pg, errors: list[str]) -> None:
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+
+
+def test_a_second_tab_and_a_reload_mid_turn_show_the_replies_as_they_stream(page, server: str, simulator, backend: str) -> None:
+    conv = new_direct_chat(server, "tabs", "Twin")
+    open_chat(page, "tabs", conv)
+    other = page.context.new_page()  # a second tab: same browser, same saved token
+    errors: list[str] = []
+    watch_errors(other, errors)
+    other.goto(f"/#/c/{conv['id']}")
+    expect(other.locator("#chat-title")).to_be_visible()
+    other.wait_for_timeout(300)  # its follower is connected
+
+    simulator.configure(tokens_per_s=12)  # a reply streams for a few seconds
+    try:
+        page.fill("#composer-input", "tell me about the sea, slowly")
+        page.click("#send")
+        # Tab B: the user's message, the typing line, the draft growing, Send off.
+        expect(other.locator(".msg.user .text")).to_have_text(["tell me about the sea, slowly"])
+        expect(other.locator(".msg.draft")).to_be_visible()
+        expect(other.locator("#send")).to_be_disabled()
+        expect(other.locator("#turn-status")).to_contain_text("typing")
+        shot(other, f"second-tab-streaming-{backend}")
+        # Tab A reloads mid-turn: the rest of the turn still arrives, drafts and all.
+        page.reload()
+        expect(page.locator(".msg.draft")).to_be_visible()
+        expect(page.locator("#send")).to_be_disabled()
+    finally:
+        simulator.configure(tokens_per_s=0)
+    for pg in (page, other):
+        expect(pg.locator(".msg.agent:not(.draft)")).to_have_count(1, timeout=20_000)
+        expect(pg.locator(".msg.draft")).to_have_count(0)
+        expect(pg.locator("#send")).to_be_enabled()
+        expect(pg.locator(".trace")).to_have_count(1)
+    assert page.locator(".msg.agent .text").inner_text() == other.locator(".msg.agent .text").inner_text()
+
+    # A turn sent from tab B shows once in tab A (the sender's own stream and its follower agree).
+    other.fill("#composer-input", "and the mountains?")
+    other.click("#send")
+    for pg in (page, other):
+        expect(pg.locator(".msg.agent:not(.draft)")).to_have_count(2, timeout=20_000)
+        expect(pg.locator(".msg.user")).to_have_count(2)
+        expect(pg.locator(".trace")).to_have_count(2)
+        expect(pg.locator("#send")).to_be_enabled()
+    assert not errors, errors

@@ -133,16 +133,41 @@ export class Api {
       if (!finished) await sleep(1000);
     }
   }
+
+  // GET /v1/conversations/{id}/events: call onEvent(event, data, id) per event until the stream
+  // ends (a ?turnId= stream ends after that turn's last event) or `signal` aborts; returns the last
+  // event id seen (a bare "id:" line moves it on too), the Last-Event-ID to resume from. With
+  // `after` null and no lastEventId the stream starts from now.
+  async followEvents(conversationId, { lastEventId = null, after = null, turnId = null, signal } = {}, onEvent) {
+    const q = new URLSearchParams();
+    if (after != null) q.set("after", String(after));
+    if (turnId) q.set("turnId", turnId);
+    const resp = await fetch(`${this.base}/v1/conversations/${conversationId}/events${q.size ? `?${q}` : ""}`, {
+      signal, headers: this.headers({ accept: "text/event-stream", ...(lastEventId != null ? { "last-event-id": lastEventId } : {}) }),
+    });
+    if (!resp.ok) throw await errorOf(resp);
+    let last = lastEventId;
+    try {
+      await readSse(resp.body, onEvent, (id) => { last = id; });
+    } catch (err) {
+      if (signal?.aborted) return last;
+      err.lastEventId = last;
+      throw err;
+    }
+    return last;
+  }
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Server-Sent Events framing: "event:", "data:" (joined with newlines), "id:", a blank line ends one.
-export async function readSse(stream, onEvent) {
+export async function readSse(stream, onEvent, onId = () => {}) {
   const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   let event = "message", data = [], id = null;
+  let fresh = false;  // an "id:" line since the last dispatch: the id moves on once the event is complete
   const dispatch = () => {
+    if (fresh) { fresh = false; onId(id); }
     if (data.length) {
       let parsed = data.join("\n");
       try { parsed = JSON.parse(parsed); } catch { /* plain text data */ }
@@ -166,7 +191,7 @@ export async function readSse(stream, onEvent) {
       if (val.startsWith(" ")) val = val.slice(1);
       if (field === "event") event = val;
       else if (field === "data") data.push(val);
-      else if (field === "id") id = val;
+      else if (field === "id") { id = val; fresh = true; }
     }
   }
   dispatch();

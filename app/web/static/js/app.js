@@ -2,7 +2,7 @@
 
 import { Api, claimsOf } from "./api.js";
 import { h, toast } from "./dom.js";
-import { chatView } from "./chat.js";
+import { chatView, leaveChat } from "./chat.js";
 import { agentsView } from "./agents.js";
 import { analyticsView } from "./analytics.js";
 
@@ -78,6 +78,7 @@ function renderTopbar() {
 let rendering = 0;
 export async function render() {
   const ticket = ++rendering;
+  leaveChat();  // the open conversation stops following its events
   renderTopbar();
   const view = document.getElementById("view");
   if (!session.me) {

@@ -5,6 +5,13 @@ import { whyPanel } from "./why.js";
 
 const PAGE = 100;
 
+// The chat screen on the page: its /events follower stops when another view replaces it.
+let shown = null;
+export function leaveChat() {
+  shown?.leave();
+  shown = null;
+}
+
 function newKey() {
   return globalThis.crypto?.randomUUID ? crypto.randomUUID() : `k-${Date.now()}-${Math.random().toString(16).slice(2)}`;
 }
@@ -94,9 +101,15 @@ class ChatScreen {
     this.traces = new Map();     // turnId -> element
     this.turnCache = new Map();  // turnId -> turn result (the why panel's emotion source)
     this.sidePanel = null;
-    this.running = false;
+    this.running = false;       // this tab is sending a turn
+    this.activeTurnId = null;   // the turn running in the conversation (sent here or elsewhere)
+    this.doneTurns = new Set(); // turns already finished here: a second copy of their events is ignored
+    this.closedDrafts = new Set();  // drafts saved or discarded: a late delta does not bring them back
     this.lockTimer = null;
+    this.follower = new AbortController();
   }
+
+  leave() { this.follower.abort(); }
 
   name(agentId) { return this.names[agentId] || agentId?.slice(0, 8) || "?"; }
 
@@ -130,8 +143,55 @@ class ChatScreen {
       h("div", { class: "composer" }, this.input, this.suggestBtn, this.writeBtn, this.stopBtn, this.sendBtn));
     this.side = h("aside", { class: "side-panel", id: "side-panel", hidden: true });
     this.layout.append(this.chat, this.side);
+    leaveChat();
+    shown = this;
     await this.loadHistory();
     this.loadLatestSuggestions();
+    this.follow();
+  }
+
+  // ---- following the conversation -----------------------------------------------------------
+
+  // Every tab follows GET …/events, so a turn sent in another tab (or before a reload) shows here
+  // as it streams. A turn still running when the conversation opens is replayed from its start
+  // (?turnId=…&after=0); then the conversation is followed from the last event seen, and a dropped
+  // stream resumes with Last-Event-ID. Events may reach this tab twice (its own POST stream and
+  // the follower): every handler is idempotent.
+  async follow() {
+    const { signal } = this.follower;
+    const handle = (event, data) => { if (!signal.aborted) this.onEvent(event, data); };
+    let lastEventId = null;
+    const newest = [...this.messages.values()].reduce((a, m) => (!a || m.seq > a.seq ? m : a), null);
+    if (newest?.turnId) {
+      try {
+        const turn = await this.api.get(`/v1/conversations/${this.conv.id}/turns/${newest.turnId}`);
+        if (turn.status === "running") {
+          lastEventId = await this.api.followEvents(this.conv.id, { after: 0, turnId: turn.turnId || newest.turnId, signal }, handle);
+        }
+      } catch (err) {
+        lastEventId = err.lastEventId ?? lastEventId;
+      }
+    }
+    for (let failures = 0; !signal.aborted;) {
+      try {
+        lastEventId = await this.api.followEvents(this.conv.id, { lastEventId, signal }, handle);
+        failures = 0;
+      } catch (err) {
+        if (signal.aborted) return;
+        if (err.status === 401) return;  // the next request signs out
+        if (err.status === 404) return;  // the conversation is gone
+        if (err.code === "invalid_last_event_id") lastEventId = null;
+        else lastEventId = err.lastEventId ?? lastEventId;
+        failures++;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 500 * 2 ** Math.min(failures, 5))));
+    }
+  }
+
+  // Send is off while a turn runs in the conversation, wherever it was sent.
+  refreshComposer() {
+    this.sendBtn.disabled = this.running || !!this.activeTurnId || !!this.lockTimer;
+    this.stopBtn.hidden = !this.activeTurnId;
   }
 
   // ---- history ------------------------------------------------------------------------------
@@ -256,10 +316,15 @@ class ChatScreen {
   async send() {
     const content = this.input.value.trim();
     if (!content || this.running) return;
+    if (this.activeTurnId) {
+      this.status.textContent = "A reply is being written; send when it is done (your text stays here).";
+      return;
+    }
     this.clearChips();
     this.input.value = "";
     this.running = true;
-    this.sendBtn.disabled = true;
+    this.refreshComposer();
+    this.scrollDown(true);  // who sends wants to see the answer
     this.status.textContent = "Sending…";
     try {
       await this.api.streamTurn(this.conv.id, { content, idempotencyKey: newKey() }, (event, data) => this.onEvent(event, data));
@@ -271,7 +336,7 @@ class ChatScreen {
       this.status.textContent = "";
     } finally {
       this.running = false;
-      if (!this.lockTimer) this.sendBtn.disabled = false;
+      this.refreshComposer();
     }
   }
 
@@ -283,7 +348,8 @@ class ChatScreen {
       clearInterval(this.lockTimer);
       this.lockTimer = null;
       this.note.hidden = true;
-      this.input.disabled = this.sendBtn.disabled = false;
+      this.input.disabled = false;
+      this.refreshComposer();
     };
     const tick = async () => {
       this.note.hidden = false;
@@ -302,9 +368,13 @@ class ChatScreen {
   trace(turnId) {
     let el = this.traces.get(turnId);
     if (!el) {
-      el = h("div", { class: "trace", dataset: { turnId } });
+      el = h("div", { class: "trace", dataset: { turnId } }, h("span", { class: "trace-emotion" }), h("span", { class: "trace-selection" }));
       this.traces.set(turnId, el);
-      this.timeline.append(el);
+      // A follower may see a live delta before the logged event that precedes it: the "why" line
+      // still goes above the turn's replies.
+      const drafts = [...this.drafts.values()].filter((d) => d.turnId === turnId).map((d) => d.el);
+      this.timeline.insertBefore(el, drafts.find((d) => d.isConnected) || null);
+      this.scrollDown();
     }
     return el;
   }
@@ -312,15 +382,19 @@ class ChatScreen {
   onEvent(event, data) {
     switch (event) {
       case "turn.started":
+        if (this.doneTurns.has(data.turnId)) break;
         if (data.userMessage && !this.messages.has(data.userMessage.id)) this.put(data.userMessage);
-        this.status.textContent = "Reading the message…";
-        this.runningTurnId = data.turnId;
-        this.stopBtn.hidden = false;
-        this.stopBtn.disabled = false;
+        if (this.activeTurnId !== data.turnId) {
+          this.status.textContent = "Reading the message…";
+          this.stopBtn.disabled = false;
+        }
+        this.runningTurnId = this.activeTurnId = data.turnId;
+        this.refreshComposer();
         break;
       case "turn.emotion": {
         const e = data.emotion || {}, i = data.intent || {};
-        this.trace(data.turnId).textContent =
+        if (this.doneTurns.has(data.turnId)) break;
+        this.trace(data.turnId).querySelector(".trace-emotion").textContent =
           `feeling ${e.primaryEmotion} ${fmt(e.intensity, 2)} (${e.source}) · intent ${i.kind} (${i.source})`;
         this.status.textContent = "Choosing who replies…";
         break;
@@ -328,12 +402,14 @@ class ChatScreen {
       case "turn.selection": {
         const s = data.selection || {};
         const chosen = (s.selectedAgentIds || []).map((id) => `${this.name(id)} (${s.selectedBy?.[id]})`).join(", ");
-        this.trace(data.turnId).append(` → ${chosen || "nobody"} · decided by ${s.decidedBy}`);
+        if (this.doneTurns.has(data.turnId)) break;
+        this.trace(data.turnId).querySelector(".trace-selection").textContent = ` → ${chosen || "nobody"} · decided by ${s.decidedBy}`;
         this.status.textContent = `${(s.selectedAgentIds || []).map((id) => this.name(id)).join(", ")} typing…`;
         break;
       }
       case "message.delta": this.onDelta(data); break;
       case "message.discarded": {
+        if (this.closedDrafts.has(data.draftId)) break;
         this.dropDraft(data.draftId);
         if ((data.problems || []).includes("cancelled")) break;  // Stop says so once, at the end
         this.notice(`${this.name(data.agentId)}'s draft was discarded: ${(data.problems || []).join(", ") || "quality check"}`);
@@ -348,14 +424,17 @@ class ChatScreen {
       }
       case "suggestions.ready": if (data.status === "ready") this.showChips(data.options || []); break;
       case "suggestions.failed": this.clearChips(); break;  // nothing intrusive; "Suggest" asks again
-      case "turn.completed": this.finished(data); break;
-      case "turn.failed": this.finished(data); break;
-      case "turn.cancelled": this.finished(data); break;
+      case "turn.completed":
+      case "turn.failed":
+      case "turn.cancelled":
+        if (!this.doneTurns.has(data.turnId)) this.finished(data);
+        break;
       default: break;  // events this client does not know yet are ignored
     }
   }
 
   onDelta(data) {
+    if (this.closedDrafts.has(data.draftId) || this.doneTurns.has(data.turnId)) return;
     let d = this.drafts.get(data.draftId);
     if (!d) {
       const text = h("div", { class: "text" });
@@ -372,6 +451,7 @@ class ChatScreen {
   }
 
   dropDraft(draftId) {
+    this.closedDrafts.add(draftId);
     this.drafts.get(draftId)?.el.remove();
     this.drafts.delete(draftId);
   }
@@ -391,8 +471,10 @@ class ChatScreen {
   }
 
   finished(result) {
+    if (result.turnId) this.doneTurns.add(result.turnId);
     this.runningTurnId = null;
-    this.stopBtn.hidden = true;
+    if (!result.turnId || this.activeTurnId === result.turnId) this.activeTurnId = null;
+    this.refreshComposer();
     for (const id of [...this.drafts.keys()]) this.dropDraft(id);
     this.status.textContent = "";
     for (const m of result.agentMessages || []) if (!this.messages.has(m.id)) this.put(m);
