@@ -131,3 +131,32 @@ def test_a_second_tab_and_a_reload_mid_turn_show_the_replies_as_they_stream(page
         expect(pg.locator(".trace")).to_have_count(2)
         expect(pg.locator("#send")).to_be_enabled()
     assert not errors, errors
+
+
+def test_scrolling_up_while_a_reply_streams_is_not_pulled_down_and_new_messages_jumps_down(page, server: str, simulator) -> None:
+    conv = new_direct_chat(server, "scroller", "Storyteller")
+    with httpx.Client(base_url=server, headers=auth("scroller")) as client:
+        for i in range(1, 31):
+            client.post(f"/v1/conversations/{conv['id']}/messages", json={"content": f"earlier {i:02d}"}).raise_for_status()
+    open_chat(page, "scroller", conv)
+    expect(page.locator(".msg .text", has_text="earlier 30")).to_be_in_viewport()
+    simulator.configure(tokens_per_s=12)
+    try:
+        page.fill("#composer-input", "tell me a long story")
+        page.click("#send")
+        expect(page.locator(".msg.draft")).to_be_visible()
+        page.mouse.move(700, 300)
+        page.mouse.wheel(0, -3000)  # the reader scrolls up to read earlier messages
+        expect(page.locator(".msg .text", has_text="earlier 01")).to_be_in_viewport()
+        page.wait_for_timeout(1200)  # deltas keep coming: the reader stays where they are
+        expect(page.locator(".msg .text", has_text="earlier 01")).to_be_in_viewport()
+        expect(page.locator("#new-messages")).to_be_visible()
+        shot(page, "scrolled-up-while-streaming")
+    finally:
+        simulator.configure(tokens_per_s=0)
+    expect(page.locator(".msg.agent:not(.draft)")).to_have_count(1, timeout=20_000)
+    expect(page.locator(".msg .text", has_text="earlier 01")).to_be_in_viewport()  # the saved reply did not pull either
+    page.click("#new-messages")
+    expect(page.locator(".msg.agent:not(.draft)")).to_be_in_viewport()
+    expect(page.locator("#new-messages")).to_be_hidden()
+    assert timeline_at_bottom(page)
