@@ -82,6 +82,10 @@ class ConversationSettings(ApiInput):
     # presence (scheduling/presence.py): sinceJoin, a member knows only the messages it witnessed (one
     # added later: from its joining on); all, every member reads the whole conversation
     history: HistoryMode = DEFAULT_HISTORY
+    # who reads the user's emotion in a staged turn: model (the seed's emotion stage; the offline
+    # reading on any failure), offline (the offline detector alone, no model call: on Qwen2.5-0.5B
+    # the model's reading routed worse than the offline one; see README "Emotion source")
+    emotion_source: Literal["model", "offline"] = "model"
 
 
 _known_model_configs: frozenset[str] | None = None

@@ -259,7 +259,8 @@ class TurnPipeline:
             intent_run, emotion_run = offline_understanding(info.user_text, info.agents)
         else:
             intent_run, emotion_run = await understand(self.model, info.user_text, info.agents, ctx.transcript,
-                                                       cfg.language, direct=ctx.direct)  # fmt: skip
+                                                       cfg.language, direct=ctx.direct,
+                                                       emotion_source=cfg.emotion_source)  # fmt: skip
         intent, emotion = info.intent, info.emotion = intent_run.value, emotion_run.value
         run.timings.update(intent=intent_run.ms, emotion=emotion_run.ms)
         run.add_usage(intent_run.usage)

@@ -102,7 +102,7 @@ class StageMetric(msgspec.Struct, kw_only=True):
            model_config_id: str | None = None) -> StageMetric:  # fmt: skip
         return cls(stage=stage, ms=round(ms, 3), agent_id=agent_id, input_tokens=usage.input_tokens,
                    output_tokens=usage.output_tokens, estimated=usage.estimated,
-                   outcome=outcome if outcome in ("ok", "fallback", "error", "skipped") else "ok",
+                   outcome="skipped" if outcome == "offline" else outcome if outcome in ("ok", "fallback", "error", "skipped") else "ok",
                    model_config_id=model_config_id)  # fmt: skip
 
     def row(self, turn_id: str, conversation_id: str) -> dict[str, Any]:

@@ -22,7 +22,7 @@ STRUCT_REPAIRS = 1
 class StageRun(msgspec.Struct, Generic[T], kw_only=True):
     stage: str
     value: T
-    source: str  # llm | fallback | skipped
+    source: str  # llm | fallback | skipped | offline (the offline reading by choice: settings.emotionSource)
     ms: float
     usage: Usage = Usage()
     error: dict[str, Any] | None = None

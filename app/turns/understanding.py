@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,9 +15,12 @@ from scheduling import (
 
 
 async def understand(
-    model: Any, text: str, agents: Sequence[AgentProfile], transcript: str, language: str, *, direct: bool
+    model: Any, text: str, agents: Sequence[AgentProfile], transcript: str, language: str, *, direct: bool,
+    emotion_source: str = "model",
 ) -> tuple[StageRun[UserIntent], StageRun[UserEmotion]]:
-    """A direct conversation has one listener, so its intent is the offline reading (no model call)."""
+    """A direct conversation has one listener, so its intent is the offline reading (no model call).
+    ``emotion_source="offline"``: the emotion is the offline detector's reading, without a model
+    call (source ``offline``)."""
     member_ids = [a.id for a in agents]
 
     async def intent() -> StageRun[UserIntent]:
@@ -29,6 +33,10 @@ async def understand(
         )  # fmt: skip
 
     async def emotion() -> StageRun[UserEmotion]:
+        if emotion_source == "offline":
+            started = time.perf_counter()
+            value = fallback_emotion(text)
+            return StageRun(stage="emotion", value=value, source="offline", ms=(time.perf_counter() - started) * 1000)
         return await struct_stage(
             "emotion", model, emotion_model_request(text, transcript, language), UserEmotion,
             lambda: fallback_emotion(text), post=clamp_emotion, constraints=EMOTION_CONSTRAINTS,

@@ -24,7 +24,7 @@ lines) on ``llama-server`` (``tests/realmodel/provision.py``). Prints JSON:
   timeouts raised as the README tells CPU users: how many reach ``waiting_for_acceptance``.
 
     python tests/perf/bench_reply_quality.py [--target sim|qwen|smollm2] [--zh 12] [--en 6] [--story 4]
-        [--orchestration staged|combined]
+        [--orchestration staged|combined] [--emotion-source model|offline]
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def mean_pairwise(options: list[str], names: list[str]) -> float:
 
 
 async def run(base_url: str, model: str, languages: dict[str, int], story_turns: int, timeout_ms: int,
-              orchestration: str = "staged") -> dict[str, Any]:  # fmt: skip
+              orchestration: str = "staged", emotion_source: str = "model") -> dict[str, Any]:  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"
         settings = make_settings(f"sqlite+aiosqlite:///{db}", Path(tmp), COMPANION_LLM_BASE_URL=base_url,
@@ -162,7 +162,8 @@ async def run(base_url: str, model: str, languages: dict[str, int], story_turns:
                 if not count:
                     continue
                 group = await Group(client, language, {"replyLimit": 2, "selection": {"mode": "llm"},
-                                                      "orchestration": orchestration}).create()  # fmt: skip
+                                                      "orchestration": orchestration,
+                                                      "emotionSource": emotion_source}).create()  # fmt: skip
                 for text, expected in LINES[language][:count]:
                     started = time.perf_counter()
                     turn = await group.turn(text)
@@ -262,6 +263,8 @@ async def main() -> None:
     ap.add_argument("--story", type=int, default=4, help="Chinese turns with the Story on (none on smollm2)")
     ap.add_argument("--orchestration", choices=["staged", "combined"], default="staged",
                     help="the groups' settings.orchestration (issue 32): routing, first words and calls per mode")
+    ap.add_argument("--emotion-source", choices=["model", "offline"], default="model",
+                    help="the groups' settings.emotionSource: the model's emotion reading or the offline detector's")
     args = ap.parse_args()
     languages = {"zh-CN": 0 if args.target == "smollm2" else args.zh, "en": args.en}
     story = 0 if args.target == "smollm2" else args.story
@@ -280,8 +283,8 @@ async def main() -> None:
             label = {"qwen": "llama-server Qwen2.5-Coder-0.5B-Instruct Q4_K_M, CPU",
                      "smollm2": "llama-server SmolLM2-135M-Instruct Q4_1, CPU"}[args.target]  # fmt: skip
         started = time.perf_counter()
-        result = await run(base, args.target, languages, story, timeout_ms, args.orchestration)
-    print(json.dumps({"target": label, "orchestration": args.orchestration, "wallS": round(time.perf_counter() - started, 1), **result},
+        result = await run(base, args.target, languages, story, timeout_ms, args.orchestration, args.emotion_source)
+    print(json.dumps({"target": label, "orchestration": args.orchestration, "emotionSource": args.emotion_source, "wallS": round(time.perf_counter() - started, 1), **result},
                      ensure_ascii=False, indent=1))  # fmt: skip
 
 
