@@ -160,3 +160,38 @@ def test_scrolling_up_while_a_reply_streams_is_not_pulled_down_and_new_messages_
     expect(page.locator(".msg.agent:not(.draft)")).to_be_in_viewport()
     expect(page.locator("#new-messages")).to_be_hidden()
     assert timeline_at_bottom(page)
+
+
+def chip_rows(page) -> int:
+    return page.locator(".chip").evaluate_all("cs => new Set(cs.map((c) => c.offsetTop)).size")
+
+
+def assert_last_reply_uncovered(page) -> None:
+    last = page.locator(".msg.agent:not(.draft)").last
+    expect(last.locator(".why-btn")).to_be_in_viewport(ratio=1)
+    reply, chips = last.bounding_box(), page.locator("#chips").bounding_box()
+    timeline = page.locator("#timeline").bounding_box()
+    assert reply["y"] + reply["height"] <= timeline["y"] + timeline["height"] + 1, (reply, timeline)
+    assert reply["y"] + reply["height"] <= chips["y"] + 1, (reply, chips)  # the chips are below it, not over it
+    last.locator(".why-btn").click(trial=True)  # nothing on top of the reply's buttons
+
+
+def test_suggestion_chips_are_one_row_of_the_asked_count_and_never_cover_the_last_reply(page, server: str, backend: str) -> None:
+    conv = new_direct_chat(server, "chips", "Chatty", autoReply={"suggestionCount": 4})
+    with httpx.Client(base_url=server, headers=auth("chips")) as client:
+        for i in range(1, 21):
+            client.post(f"/v1/conversations/{conv['id']}/messages", json={"content": f"before {i:02d}"}).raise_for_status()
+    open_chat(page, "chips", conv)
+    page.fill("#composer-input", "what should we do this weekend?")
+    page.click("#send")
+    expect(page.locator(".chip")).to_have_count(4, timeout=20_000)
+    expect(page.locator("#send")).to_be_enabled()
+    assert chip_rows(page) == 1
+    assert_last_reply_uncovered(page)
+    shot(page, f"chips-desktop-{backend}")
+    page.set_viewport_size(PHONE)
+    expect(page.locator(".chip")).to_have_count(4)
+    assert chip_rows(page) == 1
+    assert_last_reply_uncovered(page)
+    shot(page, f"chips-phone-{backend}")
+    page.set_viewport_size(DESKTOP)

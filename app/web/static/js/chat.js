@@ -109,7 +109,10 @@ class ChatScreen {
     this.follower = new AbortController();
   }
 
-  leave() { this.follower.abort(); }
+  leave() {
+    this.follower.abort();
+    this.resized?.disconnect();
+  }
 
   name(agentId) { return this.names[agentId] || agentId?.slice(0, 8) || "?"; }
 
@@ -143,6 +146,10 @@ class ChatScreen {
       h("div", { class: "composer" }, this.input, this.suggestBtn, this.writeBtn, this.stopBtn, this.sendBtn));
     this.side = h("aside", { class: "side-panel", id: "side-panel", hidden: true });
     this.layout.append(this.chat, this.side);
+    // The timeline changes height (chips, the composer growing, a phone's keyboard): a reader at the
+    // bottom stays at the bottom.
+    this.resized = new ResizeObserver(() => { if (this.pinned) this.scrollDown(true); });
+    this.resized.observe(this.timeline);
     leaveChat();
     shown = this;
     await this.loadHistory();
@@ -511,8 +518,11 @@ class ChatScreen {
 
   // ---- suggestions --------------------------------------------------------------------------
 
+  // One row that scrolls sideways, as many chips as the conversation's setting asks (2–4). The
+  // timeline gets shorter by the row; a reader at the bottom stays there (the resize observer).
   showChips(options) {
-    this.chips.replaceChildren(...options.slice(0, 3).map((text) =>
+    const count = this.conv.settings?.autoReply?.suggestionCount || 3;
+    this.chips.replaceChildren(...options.slice(0, count).map((text) =>
       h("button", { class: "chip", title: text, onclick: () => { this.input.value = text; this.input.focus(); } }, text)));
     this.chips.hidden = !options.length;
   }
