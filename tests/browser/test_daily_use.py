@@ -195,3 +195,36 @@ def test_suggestion_chips_are_one_row_of_the_asked_count_and_never_cover_the_las
     assert_last_reply_uncovered(page)
     shot(page, f"chips-phone-{backend}")
     page.set_viewport_size(DESKTOP)
+
+
+def test_a_failed_turn_is_one_readable_line_with_retry_and_stays_after_a_reload(page, server: str, simulator, backend: str) -> None:
+    conv = new_direct_chat(server, "unlucky", "Flaky")
+    open_chat(page, "unlucky", conv)
+    simulator.configure(fault_rate=1.0, faults=["500"])
+    try:
+        page.fill("#composer-input", "are you there?")
+        page.click("#send")
+        failure = page.locator(".notice.failed")
+        expect(failure).to_have_count(1)
+        expect(page.locator("#send")).to_be_enabled()
+        expect(failure.locator(".failure-text")).to_contain_text("This turn failed")
+        expect(failure.locator(".retry-btn")).to_be_visible()
+        visible = page.locator("#timeline").inner_text()  # what the reader sees: no codes, no HTTP status
+        for internal in ("model_error", "HTTP 500", "wrong_script", "near_duplicate", "all_replies_dropped"):
+            assert internal not in visible, (internal, visible)
+        expect(page.locator(".notice")).to_have_count(1)  # said once, not per draft or per stream
+        shot(page, f"turn-failed-readable-{backend}")
+        page.reload()
+        expect(page.locator(".notice.failed")).to_have_count(1)
+        expect(page.locator(".notice.failed .retry-btn")).to_be_visible()
+        page.locator(".notice.failed summary").click()
+        expect(page.locator(".notice.failed pre")).to_be_visible()  # the internals, for who wants them
+        page.set_viewport_size(PHONE)
+        shot(page, f"turn-failed-readable-phone-{backend}")
+        page.set_viewport_size(DESKTOP)
+    finally:
+        simulator.configure(fault_rate=0.0)
+    page.click(".notice.failed .retry-btn")
+    expect(page.locator(".msg.agent:not(.draft)")).to_have_count(1, timeout=20_000)
+    expect(page.locator(".notice.failed")).to_have_count(0)
+    expect(page.locator(".msg.user")).to_have_count(1)  # the retry did not send the message again

@@ -88,9 +88,9 @@ export class Api {
   // drops before turn.completed/failed/cancelled, the rest is replayed from
   // GET /v1/conversations/{id}/events?turnId=… with Last-Event-ID (servers without that route:
   // the turn is polled until it has finished, and its result carries every saved reply).
-  async streamTurn(conversationId, body, onEvent) {
+  async streamTurn(conversationId, body, onEvent, route = "turns") {  // route "continue": Continue, the same stream
     const conv = `${this.base}/v1/conversations/${conversationId}`;
-    const resp = await fetch(`${conv}/turns`, {
+    const resp = await fetch(`${conv}/${route}`, {
       method: "POST",
       headers: this.headers({ "content-type": "application/json", accept: "text/event-stream" }),
       body: JSON.stringify(body),

@@ -172,6 +172,7 @@ class ChatScreen {
     if (newest?.turnId) {
       try {
         const turn = await this.api.get(`/v1/conversations/${this.conv.id}/turns/${newest.turnId}`);
+        if (turn.status === "failed") this.failureLine(turn);
         if (turn.status === "running") {
           lastEventId = await this.api.followEvents(this.conv.id, { after: 0, turnId: turn.turnId || newest.turnId, signal }, handle);
         }
@@ -311,6 +312,57 @@ class ChatScreen {
     this.scrollDown();
   }
 
+  // A failed turn: one readable line with Retry (kept after a reload: the newest turn is looked
+  // up when the conversation opens); the codes and the checks' reasons are under "details".
+  failureLine(result) {
+    const err = result.error || {};
+    const agents = err.details?.agents || [];
+    const model = agents.some((a) => (a.problems || []).some((p) => /model|timeout/.test(p))) || /model|timeout/.test(err.code || "");
+    const names = [...new Set(agents.map((a) => this.name(a.agentId)))].join(", ");
+    const why = err.code === "turn_timeout" ? "the reply took too long"
+      : model ? "the model did not answer" : agents.length ? "the reply did not pass the checks" : "something went wrong";
+    const raw = [`${err.code || "error"}: ${err.message || ""}`,
+      ...agents.map((a) => `${this.name(a.agentId)}: ${(a.reasons || a.problems || []).join("; ")}`)];
+    this.timeline.querySelectorAll(".notice.failed").forEach((el) => el.remove());  // one at a time
+    const el = h("div", { class: "notice failed", dataset: { turnId: result.turnId || "" } },
+      h("span", { class: "failure-text" }, `This turn failed${names ? ` — no reply from ${names}` : ""}: ${why}.`),
+      h("button", { class: "link retry-btn", onclick: () => this.retry(el) }, "Retry"),
+      h("details", { class: "internals" }, h("summary", {}, "details"), h("pre", {}, raw.join("\n"))));
+    this.timeline.append(el);
+    this.scrollDown();
+  }
+
+  // Replies dropped in a turn that otherwise went through: one quiet line, the reasons under details.
+  droppedLine(result) {
+    const dropped = Object.entries(result.orchestration?.quality || {}).filter(([, q]) => !q.passed);
+    if (!dropped.length) return;
+    const names = [...new Set(dropped.map(([key]) => this.name(key.split(":")[0])))].join(", ");
+    this.timeline.append(h("div", { class: "notice dropped" }, `${names} did not reply this time.`,
+      h("details", { class: "internals" }, h("summary", {}, "details"),
+        h("pre", {}, dropped.map(([key, q]) => `${key}: ${(q.problems || []).join("; ")}`).join("\n")))));
+    this.scrollDown();
+  }
+
+  // Retry a failed turn: the user's message is kept, so the character carries on from it (Continue).
+  async retry(line) {
+    if (this.running || this.activeTurnId) return;
+    line.remove();
+    this.running = true;
+    this.refreshComposer();
+    this.scrollDown(true);
+    this.status.textContent = "Trying again…";
+    try {
+      await this.api.streamTurn(this.conv.id, { idempotencyKey: newKey() }, (event, data) => this.onEvent(event, data), "continue");
+    } catch (err) {
+      if (err.status === 401) toast(`Signed out: ${err.message}`);
+      else this.notice(`Could not retry: ${err.message}`, true);
+      this.status.textContent = "";
+    } finally {
+      this.running = false;
+      this.refreshComposer();
+    }
+  }
+
   notice(text, failed = false) {
     const el = h("div", { class: `notice${failed ? " failed" : ""}` }, text);
     this.timeline.append(el);
@@ -418,9 +470,7 @@ class ChatScreen {
       case "message.discarded": {
         if (this.closedDrafts.has(data.draftId)) break;
         this.dropDraft(data.draftId);
-        if ((data.problems || []).includes("cancelled")) break;  // Stop says so once, at the end
-        this.notice(`${this.name(data.agentId)}'s draft was discarded: ${(data.problems || []).join(", ") || "quality check"}`);
-        break;
+        break;  // a regeneration follows; a reply finally dropped is said once, when the turn ends
       }
       case "message.created": {
         const m = data.message;
@@ -486,18 +536,9 @@ class ChatScreen {
     this.status.textContent = "";
     for (const m of result.agentMessages || []) if (!this.messages.has(m.id)) this.put(m);
     this.turnCache.set(result.turnId, result);
-    const quality = result.orchestration?.quality || {};
-    for (const [key, q] of Object.entries(quality)) {
-      if (q.passed) continue;
-      const [agentId, kind] = key.split(":");
-      this.notice(`${this.name(agentId)}'s ${kind === "cross" ? "cross reply" : "reply"} was dropped: ${(q.problems || []).join(", ")}`);
-    }
     if (result.status === "cancelled") this.notice("Stopped: replies already written are kept.");
-    if (result.status === "failed") {
-      const err = result.error || {};
-      const why = (err.details?.agents || []).map((a) => `${this.name(a.agentId)}: ${(a.reasons || a.problems || []).join("; ")}`);
-      this.notice(`This turn failed (${err.code || "error"}): ${why.length ? why.join(" | ") : err.message || ""}`, true);
-    }
+    if (result.status === "failed") this.failureLine(result);
+    else this.droppedLine(result);
     const s = result.suggestions;
     if (s?.status === "ready" && this.chips.hidden) this.showChips(s.options || []);
     if (s?.status === "generating") setTimeout(() => this.loadLatestSuggestions(), 1500);
