@@ -228,3 +228,31 @@ def test_a_failed_turn_is_one_readable_line_with_retry_and_stays_after_a_reload(
     expect(page.locator(".msg.agent:not(.draft)")).to_have_count(1, timeout=20_000)
     expect(page.locator(".notice.failed")).to_have_count(0)
     expect(page.locator(".msg.user")).to_have_count(1)  # the retry did not send the message again
+
+
+def test_double_clicking_create_or_save_makes_one_conversation_and_one_agent(page, server: str, backend: str) -> None:
+    sign_in(page, "root")
+    page.evaluate("""async () => {  // an admin token for this page (the dev button makes plain users)
+        const out = await (await fetch('/v1/dev/token', {method: 'POST', headers: {'content-type': 'application/json'},
+                                       body: JSON.stringify({user: 'root', admin: true})})).json();
+        localStorage.setItem('companion.token', out.token); }""")
+    page.goto("/#/agents")
+    page.reload()
+    name = f"Twice{backend}"
+    page.click("#agent-new")
+    page.fill("#agent-name", name)
+    page.fill("#agent-personalityPrompt", f"{name} is careful.")
+    page.dblclick("#agent-save")
+    expect(page.locator(".agent-name", has_text=name)).to_have_count(1)
+    agents = httpx.get(f"{server}/v1/agents", headers=auth("root", True)).json()
+    assert [a["name"] for a in agents].count(name) == 1
+
+    page.goto("/#/new")
+    page.select_option("#conv-kind", "direct")
+    page.check(f"#conv-members label:has-text('{name}') input")
+    page.fill("#conv-title", f"only once {backend}")
+    page.dblclick("#conv-create")
+    expect(page.locator("#chat-title")).to_have_text(f"only once {backend}")
+    page.wait_for_timeout(300)
+    convs = httpx.get(f"{server}/v1/conversations", headers=auth("root", True)).json()
+    assert [c["title"] for c in convs].count(f"only once {backend}") == 1

@@ -1,6 +1,6 @@
 // The agent catalogue: anyone signed in reads it; admins create and edit agents.
 
-import { avatar, h, toast } from "./dom.js";
+import { avatar, h, pending, toast } from "./dom.js";
 import { render } from "./app.js";
 
 const CAPS = ["comfort", "analysis", "deescalation", "playful"];
@@ -66,6 +66,6 @@ function agentForm(session, agent) {
     h("label", {}, "Capabilities (0–1: how well the agent comforts, analyses, de-escalates, plays)"),
     h("div", { class: "caps" }, sliders.map((s) => s.els)),
     h("div", { class: "row", style: "margin-top:1em" },
-      h("button", { class: "primary", id: "agent-save", onclick: save }, "Save"),
+      h("button", { class: "primary", id: "agent-save", onclick: pending(save) }, "Save"),
       h("button", { onclick: (e) => e.target.closest("#agent-form").remove() }, "Cancel")));
 }

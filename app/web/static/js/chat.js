@@ -1,6 +1,6 @@
 // Conversations and the chat: timeline, a turn over SSE, suggestion chips, the why panel, the Story panel.
 
-import { avatar, fmt, h, toast } from "./dom.js";
+import { avatar, fmt, h, pending, toast } from "./dom.js";
 import { whyPanel } from "./why.js";
 
 const PAGE = 100;
@@ -84,7 +84,7 @@ function newConversationForm(session) {
     h("div", { class: "members", id: "conv-members" },
       agents.length ? agents.map((a, i) => h("label", {}, boxes[i], avatar(a.name, a.id), a.name, h("span", { class: "muted" }, a.headline)))
         : h("p", { class: "muted" }, "No agents yet.")),
-    h("div", { class: "row", style: "margin-top:1em" }, h("button", { class: "primary", id: "conv-create", onclick: create }, "Create")))));
+    h("div", { class: "row", style: "margin-top:1em" }, h("button", { class: "primary", id: "conv-create", onclick: pending(create) }, "Create")))));
 }
 
 class ChatScreen {

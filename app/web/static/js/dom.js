@@ -21,6 +21,24 @@ function append(el, children) {
   }
 }
 
+// A click handler that runs once at a time: the button is disabled while the request is pending,
+// so a double click makes one conversation or one agent, not two.
+export function pending(handler) {
+  let busy = false;
+  return async (event) => {
+    const button = event?.currentTarget;
+    if (busy) return;
+    busy = true;
+    if (button) button.disabled = true;
+    try {
+      await handler(event);
+    } finally {
+      busy = false;
+      if (button) button.disabled = false;
+    }
+  };
+}
+
 export function initials(name) {
   const words = String(name || "?").trim().split(/\s+/);
   const first = [...words[0]];
