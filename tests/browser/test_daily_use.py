@@ -256,3 +256,29 @@ def test_double_clicking_create_or_save_makes_one_conversation_and_one_agent(pag
     page.wait_for_timeout(300)
     convs = httpx.get(f"{server}/v1/conversations", headers=auth("root", True)).json()
     assert [c["title"] for c in convs].count(f"only once {backend}") == 1
+
+
+def test_a_bad_saved_token_and_an_expired_session_sign_out_cleanly(page, server: str) -> None:
+    page.goto("/")
+    page.evaluate("localStorage.setItem('companion.token', 'not-a-token')")
+    page.reload()
+    expect(page.locator("#token-input")).to_be_visible()
+    assert page.evaluate("localStorage.getItem('companion.token')") is None
+
+    good = token("lapsed")
+    head, claims, signature = good.split(".")
+    page.evaluate(f"localStorage.setItem('companion.token', '{head}.{claims}.{signature[::-1]}')")  # a signature the server refuses
+    page.reload()
+    expect(page.locator("#token-input")).to_be_visible()
+    expect(page.locator("#toast")).to_contain_text("Signed out")
+    assert page.evaluate("localStorage.getItem('companion.token')") is None
+
+    conv = new_direct_chat(server, "lapsed", "Gone")
+    open_chat(page, "lapsed", conv)
+    page.route("**/v1/conversations/*/turns", lambda route: route.fulfill(  # the token expires mid-session
+        status=401, content_type="application/json", body='{"code": "token_expired", "message": "token expired", "details": {}}'))
+    page.fill("#composer-input", "still there?")
+    page.click("#send")
+    expect(page.locator("#token-input")).to_be_visible()
+    expect(page.locator("#composer-input")).to_have_count(0)  # the chat is closed, not left open
+    assert page.evaluate("localStorage.getItem('companion.token')") is None

@@ -21,11 +21,16 @@ export class ApiError extends Error {
   }
 }
 
+// The app sets onUnauthorized: any 401 (an expired or revoked token) signs out, wherever it came from.
+export const auth = { onUnauthorized: null };
+
 async function errorOf(resp) {
   let body = null;
   try { body = await resp.json(); } catch { /* not JSON */ }
   const retry = resp.headers.get("retry-after");
-  return new ApiError(resp.status, body, retry == null ? null : Number(retry));
+  const err = new ApiError(resp.status, body, retry == null ? null : Number(retry));
+  if (resp.status === 401 && resp.url.includes("/v1/") && !resp.url.includes("/v1/dev/token")) auth.onUnauthorized?.(err);
+  return err;
 }
 
 export class Api {

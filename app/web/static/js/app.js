@@ -1,6 +1,6 @@
 // The client's shell: sign-in, the top bar and a hash router (#/, #/c/<id>, #/new, #/agents, #/analytics).
 
-import { Api, claimsOf } from "./api.js";
+import { Api, auth, claimsOf } from "./api.js";
 import { h, toast } from "./dom.js";
 import { chatView, leaveChat } from "./chat.js";
 import { agentsView } from "./agents.js";
@@ -19,6 +19,7 @@ async function loadConfig() {
 function signIn(token) {
   const claims = claimsOf(token);
   if (!claims) { toast("That does not look like a token (three dot-separated parts)."); return false; }
+  if (claims.exp && claims.exp * 1000 < Date.now()) { toast("That token has expired: sign in again."); return false; }
   localStorage.setItem(TOKEN_KEY, token);
   session.api = new Api(token);
   session.me = claims;
@@ -26,6 +27,7 @@ function signIn(token) {
 }
 
 export function signOut(reason) {
+  if (!session.me && !localStorage.getItem(TOKEN_KEY)) return;  // already out (several requests may see the 401)
   localStorage.removeItem(TOKEN_KEY);
   session.api = null;
   session.me = null;
@@ -100,8 +102,9 @@ export async function render() {
 
 async function main() {
   await loadConfig();
+  auth.onUnauthorized = (err) => { if (session.me) signOut(`Signed out: ${err.message}`); };
   const saved = localStorage.getItem(TOKEN_KEY);
-  if (saved) signIn(saved);
+  if (saved && !signIn(saved)) localStorage.removeItem(TOKEN_KEY);  // a bad or expired saved token goes
   document.getElementById("sign-out").addEventListener("click", () => signOut());
   document.getElementById("menu-toggle").addEventListener("click", () => {
     document.querySelector(".chat-layout")?.classList.toggle("drawer-open");
