@@ -10,7 +10,11 @@ without flagging ordinary chat, including very short replies such as ``好的！
 - **a long run of very few distinct characters** anywhere in the text (a loop at the end of an
   otherwise normal reply);
 - **one clause three times in a row** (``我感到开心，我感到开心，我感到开心。`` after a normal start,
-  too short a share of the text for the unit measure).
+  too short a share of the text for the unit measure), or a short word four times in a row
+  (``比如爬山、爬山、爬山、爬山、爬山``);
+- **one sentence said twice** in the reply (a person does not send the same sentence twice in one
+  message; Qwen2.5-0.5B's saved replies did: ``你可以尝试一些简单的爬山技巧，比如…`` twice, ``最后，
+  你需要找到一个工作机会…`` twice).
 
 Whitespace is ignored and case is folded, so ``Ha ha ha`` and ``hahaha`` look the same. Every
 measure except *no words* needs a minimum amount of text: short replies never loop long enough to
@@ -19,6 +23,7 @@ tell repetition from emphasis (``哈哈哈``, ``好的好的``, ``No no no!``).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 NO_WORDS = "no_words"
@@ -56,6 +61,15 @@ CLAUSE_MIN_LETTERS = 4
 CLAUSE_REPEATS = 3
 """Consecutive copies of one clause that make a loop."""
 
+WORD_MIN_LETTERS = 2
+WORD_REPEATS = 4
+"""A shorter clause (a word: ``爬山``) makes a loop at this many consecutive copies: ``好的，好的，好的``
+(three) is emphasis, ``爬山、爬山、爬山、爬山`` is not something a person types."""
+
+SENTENCE_MIN_LETTERS = 8
+"""A sentence (text up to ``。！？!?`` or a line break) with this many letters and digits, said a
+second time anywhere in the reply, is a loop; shorter ones (``真的吗？真的吗？``) may be emphasis."""
+
 RUN_WINDOW_CHARS = 32
 """Length of the window for the low-diversity check (non-space characters, punctuation included)."""
 
@@ -74,7 +88,7 @@ def degenerate_problem(text: str) -> str | None:
     if len(chars) < MIN_REPETITION_CHARS:
         return None
     for detail in (_dominant_char(words), _repeated_unit(chars, len(words)), _low_diversity_run(chars),
-                   _repeated_clause(chars)):  # fmt: skip
+                   _repeated_clause(chars), _repeated_sentence(text)):  # fmt: skip
         if detail is not None:
             return f"{DEGENERATE_REPETITION}: {detail}"
     return None
@@ -128,8 +142,24 @@ def _repeated_clause(chars: list[str]) -> str | None:
         elif current:
             clauses.append("".join(current))
             current = []
-    for i in range(len(clauses) - CLAUSE_REPEATS + 1):
+    for i in range(len(clauses)):
         clause = clauses[i]
-        if len(clause) >= CLAUSE_MIN_LETTERS and all(c == clause for c in clauses[i + 1:i + CLAUSE_REPEATS]):
-            return f"the clause '{clause[:20]}' {CLAUSE_REPEATS} times in a row"
+        for least, repeats in ((CLAUSE_MIN_LETTERS, CLAUSE_REPEATS), (WORD_MIN_LETTERS, WORD_REPEATS)):
+            run = clauses[i:i + repeats]
+            if len(clause) >= least and len(run) == repeats and all(c == clause for c in run):
+                return f"the clause '{clause[:20]}' {repeats} times in a row"
+    return None
+
+
+_SENTENCE_END = re.compile(r"[。！？!?\n]+|(?<=[^\W\d_])[.]+(?=\s|$)")
+
+
+def _repeated_sentence(text: str) -> str | None:
+    seen: set[str] = set()
+    for sentence in _SENTENCE_END.split(text.casefold()):
+        key = "".join(c for c in sentence if c.isalnum())
+        if len(key) >= SENTENCE_MIN_LETTERS:
+            if key in seen:
+                return f"the sentence '{sentence.strip()[:20]}' said twice"
+            seen.add(key)
     return None

@@ -95,8 +95,22 @@ def test_loops_are_degenerate_repetition(text: str) -> None:
     assert problem is not None and problem_code(problem) == DEGENERATE_REPETITION, problem
 
 
-def test_a_sentence_said_twice_is_left_to_the_other_checks() -> None:
-    assert degenerate_problem("我在这里陪着你。今天发生了什么让你这么难过？" * 2) is None
+def test_a_sentence_said_twice_is_a_loop() -> None:
+    """Qwen2.5-0.5B's saved replies said a sentence twice; a person does not, in one message."""
+    problem = degenerate_problem("我在这里陪着你。今天发生了什么让你这么难过？" * 2)
+    assert problem is not None and "said twice" in problem
+    saved = ("爬山是一件非常有趣的事情，而且可以让你放松心情。你可以尝试一些简单的爬山技巧，比如爬山、爬山。"
+             "你可以尝试一些简单的爬山技巧，比如爬山、爬山。")  # fmt: skip
+    assert "said twice" in (degenerate_problem(saved) or "")
+    assert "said twice" in (degenerate_problem("I think so. Let me check. I think so, really. Let me check.") or "")
+    assert degenerate_problem("Really? Really? I can't believe you finally got the job!") is None  # short: emphasis
+    assert degenerate_problem("好啊。我们周六去吧。好啊，我也想去看看那家店。") is None
+
+
+def test_a_word_four_times_in_a_row_is_a_loop() -> None:
+    problem = degenerate_problem("你可以尝试一些简单的爬山技巧，比如爬山、爬山、爬山、爬山、爬山。")
+    assert problem is not None and "'爬山' 4 times" in problem
+    assert degenerate_problem("好的，好的，好的，我马上就去帮你问问看。") is None  # three: emphasis
 
 
 def test_short_emphasis_is_not_a_loop() -> None:
