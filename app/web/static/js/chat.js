@@ -167,18 +167,23 @@ class ChatScreen {
   async follow() {
     const { signal } = this.follower;
     const handle = (event, data) => { if (!signal.aborted) this.onEvent(event, data); };
-    let lastEventId = null;
+    let lastEventId = null, firstId = null;
     const newest = [...this.messages.values()].reduce((a, m) => (!a || m.seq > a.seq ? m : a), null);
     if (newest?.turnId) {
       try {
         const turn = await this.api.get(`/v1/conversations/${this.conv.id}/turns/${newest.turnId}`);
         if (turn.status === "failed") this.failureLine(turn);
         if (turn.status === "running") {
-          lastEventId = await this.api.followEvents(this.conv.id, { after: 0, turnId: turn.turnId || newest.turnId, signal }, handle);
+          // The conversation is then followed from this turn's first event, not its last: another
+          // turn may start while this one's stream is still open (its suggestions), and the
+          // filtered stream leaves that turn's first events out. Seen again, events are ignored.
+          const replay = (event, data, id) => { if (firstId == null && id != null) firstId = id; handle(event, data); };
+          lastEventId = await this.api.followEvents(this.conv.id, { after: 0, turnId: turn.turnId || newest.turnId, signal }, replay);
         }
       } catch (err) {
         lastEventId = err.lastEventId ?? lastEventId;
       }
+      lastEventId = firstId ?? lastEventId;
     }
     for (let failures = 0; !signal.aborted;) {
       try {
