@@ -37,7 +37,8 @@ from app.turns.context import TurnContext, load_context
 from app.turns.cross_step import run_cross
 from app.turns.drafts import DraftChannel
 from app.turns.plugins import ActorPrep, Emit, StageMetric, TurnInfo, TurnPlugin, await_beside
-from app.turns.quality import AllRepliesDropped, reply_problems
+from app.turns.overlap import covered, tokens
+from app.turns.quality import COPY_MIN_TOKENS, AllRepliesDropped, reply_problems
 from app.turns.judge import judge_reply, regeneration_note
 from app.turns.actor_prompt import ActorPrompt, actor_prompt, add_lore
 from app.turns.replies import Reply, generate_checked
@@ -516,9 +517,17 @@ def _quality(reply: Reply) -> dict[str, Any]:
     return out
 
 
+INSIDE_SIBLING_SHARE = 0.95
+"""A reply at least this share of whose tokens stand, in runs, in a reply saved meanwhile is that
+reply said again ("周衡，您能告诉我您的心情如何？" beside "周衡，您能告诉我您的心情如何？我会尽力帮助您…",
+Qwen2.5-0.5B, written concurrently): the near-duplicate ratio misses a copy of a part."""
+
+
 def _duplicates(text: str, earlier: list[str]) -> bool:
     found = reply_problems(text, language="und", max_chars=10**9, other_names=[], earlier_replies=earlier)
-    return any(p.startswith(("duplicate", "near_duplicate")) for p in found)
+    if any(p.startswith(("duplicate", "near_duplicate")) for p in found):
+        return True
+    return len(tokens(text)) >= COPY_MIN_TOKENS and any(covered(text, e) >= INSIDE_SIBLING_SHARE for e in earlier)
 
 
 def _ms(started: float) -> float:
