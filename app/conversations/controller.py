@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.tokens import Principal
 from app.conversations import service
+from app.conversations.delete import delete_conversation
 from app.conversations.schemas import ConversationCreate, ConversationOut, ConversationUpdate, MemberAdd, MemberUpdate, RewindIn
 from app.turns.rewind import RewindOut, rewind
 
@@ -40,6 +41,13 @@ class ConversationController(Controller):
     @get("/{conversation_id:str}")
     async def read(self, conversation_id: str, session: AsyncSession, principal: Principal) -> ConversationOut:
         return await service.to_out(session, await service.get_owned(session, principal.user_id, conversation_id))
+
+    @delete("/{conversation_id:str}", status_code=204)
+    async def remove(self, conversation_id: str, principal: Principal, state: State) -> None:
+        """Delete the conversation and everything in it (messages, turns, decision rows, Story,
+        suggestions, events). 409 ``turn_in_progress`` while a turn runs, ``auto_mode_running``
+        while auto mode runs; another user's conversation is a 404."""
+        await delete_conversation(state.turn_pipeline, state.event_hub, principal.user_id, conversation_id)
 
     @patch("/{conversation_id:str}")
     async def update(
