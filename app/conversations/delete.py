@@ -20,6 +20,7 @@ from app.db.models import AutoRun, Conversation
 from app.errors import Conflict
 from app.turns import reaper, repository
 from app.turns.pipeline import TurnPipeline
+from app.turns.stages import error_record
 from app.events.hub import EventHub
 
 
@@ -39,15 +40,13 @@ async def delete_conversation(pipeline: TurnPipeline, hub: EventHub, owner_id: s
     started = await repository.start_turn(pipeline.sessions, owner_id, conversation_id, None, None,
                                           stale_after_s=pipeline.settings.turn_timeout_s * 2)  # fmt: skip
     await reaper.announce(hub, started.abandoned)
-    deleted = False
     try:
         async with pipeline.sessions() as session:
             await session.execute(delete(Conversation).where(Conversation.id == conversation_id,
                                                              Conversation.owner_id == owner_id))  # fmt: skip
             await session.commit()
-            deleted = True
-    finally:
-        if not deleted:  # the lock's turn row is still there: release it
-            await asyncio.shield(repository.finish_turn(
-                pipeline.sessions, started.turn.id, status="failed", result={"kind": "delete"},
-                error={"code": "delete_failed"}, intent=None, emotion=None, timings={}, usage={}))  # fmt: skip
+    except BaseException as exc:  # the lock's turn row is still there: end it (releases the lock)
+        await asyncio.shield(repository.finish_turn(
+            pipeline.sessions, started.turn.id, status="failed", result={"kind": "delete"}, error=error_record(exc),
+            intent=None, emotion=None, timings={}, usage={}))  # fmt: skip
+        raise
