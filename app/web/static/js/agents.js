@@ -24,7 +24,9 @@ export async function agentsView(session) {
         a.aliases.length > 0 && h("div", { class: "muted" }, `aka ${a.aliases.join(", ")}`),
         h("div", {}, a.headline),
         a.capabilities && h("div", { class: "muted", style: "font-size:.85em" }, CAPS.map((c) => `${c} ${a.capabilities[c]}`).join(" · ")),
-        admin && h("button", { class: "link agent-edit", onclick: () => open(a) }, "Edit"))))),
+        admin && h("div", { class: "row" },
+          h("button", { class: "link agent-edit", onclick: () => open(a) }, "Edit"),
+          h("button", { class: "link bad agent-delete", onclick: pending(() => remove(session, a)) }, "Delete")))))),
     !agents.length && h("p", { class: "muted" }, "No agents yet."));
 }
 
@@ -68,4 +70,18 @@ function agentForm(session, agent) {
     h("div", { class: "row", style: "margin-top:1em" },
       h("button", { class: "primary", id: "agent-save", onclick: pending(save) }, "Save"),
       h("button", { onclick: (e) => e.target.closest("#agent-form").remove() }, "Cancel")));
+}
+
+// An agent still seated in a conversation cannot go (409 agent_in_use): the answer says so.
+async function remove(session, agent) {
+  if (!window.confirm(`Delete the agent ${agent.name}? Conversations keep their messages.`)) return;
+  try {
+    await session.api.del(`/v1/agents/${agent.id}`);
+    toast(`Deleted ${agent.name}.`);
+    await render();
+  } catch (err) {
+    toast(err.code === "agent_in_use"
+      ? `${agent.name} is still a member of a conversation: remove them there (or delete it) first.`
+      : `Not deleted: ${err.message}`);
+  }
 }

@@ -2,6 +2,7 @@
 
 import { avatar, fmt, h, pending, toast } from "./dom.js";
 import { whyPanel } from "./why.js";
+import { settingsPanel } from "./settings.js";
 
 const PAGE = 100;
 
@@ -136,12 +137,15 @@ class ChatScreen {
     this.input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); this.send(); }
     });
+    this.titleEl = h("span", { class: "title", id: "chat-title" }, convLabel(this.conv));
+    this.headAvatars = h("span", { class: "head-avatars" }, this.conv.members.map((m) => avatar(m.name, m.agentId)));
     const head = h("div", { class: "chat-head" },
-      h("span", { class: "title", id: "chat-title" }, convLabel(this.conv)),
+      this.titleEl,
       h("span", { class: "badge" }, this.conv.kind),
-      this.conv.members.map((m) => avatar(m.name, m.agentId)),
+      this.headAvatars,
       h("span", { class: "spacer" }),
-      h("button", { id: "story-btn", onclick: () => this.openStory() }, "Story"));
+      h("button", { id: "story-btn", onclick: () => this.openStory() }, "Story"),
+      h("button", { id: "settings-btn", title: "Members and settings", onclick: () => this.openSettings() }, "Settings"));
     this.chat = h("section", { class: "chat" }, head, h("div", { class: "timeline-wrap" }, this.timeline, this.newBelow), this.status, this.chips, this.note,
       h("div", { class: "composer" }, this.input, this.suggestBtn, this.writeBtn, this.stopBtn, this.sendBtn));
     this.side = h("aside", { class: "side-panel", id: "side-panel", hidden: true });
@@ -486,6 +490,10 @@ class ChatScreen {
       }
       case "suggestions.ready": if (data.status === "ready") this.showChips(data.options || []); break;
       case "suggestions.failed": this.clearChips(); break;  // nothing intrusive; "Suggest" asks again
+      case "auto.started":
+      case "auto.ended":
+        if (this.sidePanel === "settings") this.openSettings();
+        break;
       case "turn.completed":
       case "turn.failed":
       case "turn.cancelled":
@@ -741,6 +749,41 @@ class ChatScreen {
       } catch { turn = null; }
     }
     this.showSide("why", whyPanel(m, turn, (agentId) => this.name(agentId)));
+  }
+
+  async openSettings() {
+    this.sidePanel = "settings";
+    const panel = await settingsPanel(this);
+    if (this.sidePanel === "settings") this.showSide("settings", panel);
+  }
+
+  // The conversation changed (renamed, members, settings): the header, the names and the list follow.
+  conversationChanged(conv) {
+    this.conv = conv;
+    for (const m of conv.members) this.names[m.agentId] = m.name;
+    this.titleEl.textContent = convLabel(conv);
+    this.headAvatars.replaceChildren(...conv.members.map((m) => avatar(m.name, m.agentId)));
+    const entry = this.layout.querySelector(`[data-conversation-id="${conv.id}"]`);
+    if (entry) entry.firstChild.textContent = convLabel(conv);
+  }
+
+  // Force-talk: that member replies now, without a message from the user (the usual turn stream).
+  async speak(agentId) {
+    if (this.running || this.activeTurnId) return toast("A reply is being written; ask again when it is done.");
+    this.running = true;
+    this.refreshComposer();
+    this.scrollDown(true);
+    this.status.textContent = `${this.name(agentId)} is about to speak…`;
+    try {
+      await this.api.streamTurn(this.conv.id, { idempotencyKey: newKey() }, (event, data) => this.onEvent(event, data),
+        `members/${encodeURIComponent(agentId)}/speak`);
+    } catch (err) {
+      this.notice(`${this.name(agentId)} could not speak: ${err.message}`, true);
+      this.status.textContent = "";
+    } finally {
+      this.running = false;
+      this.refreshComposer();
+    }
   }
 
   async openStory() {
