@@ -124,8 +124,11 @@ class ChatScreen {
       onclick: () => this.scrollDown(true) }, "New messages ↓");
     this.status = h("div", { class: "turn-status", id: "turn-status" });
     this.chips = h("div", { class: "chips", id: "chips", hidden: true });
-    this.input = h("textarea", { id: "composer-input", rows: 1, placeholder: "Message (mention a name to ask them)",
-      maxlength: this.session.config.maxMessageChars || 4000 });
+    // No maxlength: a paste over the limit is kept whole and the count says what to cut (the browser
+    // would cut it silently).
+    this.maxChars = this.session.config.maxMessageChars || 4000;
+    this.input = h("textarea", { id: "composer-input", rows: 1, placeholder: "Message (mention a name to ask them)" });
+    this.counter = h("div", { class: "composer-count", id: "composer-count", hidden: true });
     this.sendBtn = h("button", { class: "primary", id: "send", onclick: () => this.send() }, "Send");
     this.stopBtn = h("button", { id: "stop", hidden: true, title: "Stop this turn (replies already written stay)",
       onclick: () => this.stop() }, "Stop");
@@ -133,7 +136,7 @@ class ChatScreen {
     this.writeBtn = h("button", { id: "write-for-me", title: "Write my next line (continues what you typed; never sent)",
       onclick: () => this.writeForMe() }, "Write for me");
     this.note = h("div", { class: "composer-note warn", id: "composer-note", hidden: true });
-    this.input.addEventListener("input", () => this.clearChips());
+    this.input.addEventListener("input", () => { this.clearChips(); this.composerChanged(); });
     this.input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); this.send(); }
     });
@@ -146,7 +149,7 @@ class ChatScreen {
       h("span", { class: "spacer" }),
       h("button", { id: "story-btn", onclick: () => this.openStory() }, "Story"),
       h("button", { id: "settings-btn", title: "Members and settings", onclick: () => this.openSettings() }, "Settings"));
-    this.chat = h("section", { class: "chat" }, head, h("div", { class: "timeline-wrap" }, this.timeline, this.newBelow), this.status, this.chips, this.note,
+    this.chat = h("section", { class: "chat" }, head, h("div", { class: "timeline-wrap" }, this.timeline, this.newBelow), this.status, this.chips, this.note, this.counter,
       h("div", { class: "composer" }, this.input, this.suggestBtn, this.writeBtn, this.stopBtn, this.sendBtn));
     this.side = h("aside", { class: "side-panel", id: "side-panel", hidden: true });
     this.layout.append(this.chat, this.side);
@@ -205,9 +208,31 @@ class ChatScreen {
     }
   }
 
-  // Send is off while a turn runs in the conversation, wherever it was sent.
+  // The composer grows with its text (up to a third of the window, then it scrolls), and a text
+  // over the server's limit is counted and not sent.
+  composerChanged() {
+    const box = this.input;
+    box.style.height = "auto";
+    box.style.height = `${Math.min(box.scrollHeight + 2, Math.max(80, window.innerHeight / 3))}px`;
+    const n = [...box.value].length;  // characters (code points), as the server counts them
+    const over = n - this.maxChars;
+    this.overLimit = over > 0;
+    this.counter.hidden = n < this.maxChars * 0.9;
+    this.counter.classList.toggle("bad", this.overLimit);
+    this.counter.textContent = this.overLimit
+      ? `${n.toLocaleString()} / ${this.maxChars.toLocaleString()} characters: too long to send — shorten it by ${over.toLocaleString()}.`
+      : `${n.toLocaleString()} / ${this.maxChars.toLocaleString()} characters`;
+    this.refreshComposer();
+  }
+
+  setComposer(text) {
+    this.input.value = text;
+    this.composerChanged();
+  }
+
+  // Send is off while a turn runs in the conversation, wherever it was sent, and while the text is too long.
   refreshComposer() {
-    this.sendBtn.disabled = this.running || !!this.activeTurnId || !!this.lockTimer;
+    this.sendBtn.disabled = this.running || !!this.activeTurnId || !!this.lockTimer || !!this.overLimit;
     this.stopBtn.hidden = !this.activeTurnId;
   }
 
@@ -384,12 +409,17 @@ class ChatScreen {
   async send() {
     const content = this.input.value.trim();
     if (!content || this.running) return;
+    if (this.overLimit) {
+      this.counter.hidden = false;
+      this.status.textContent = "Too long to send: shorten the message first (the count is below).";
+      return;
+    }
     if (this.activeTurnId) {
       this.status.textContent = "A reply is being written; send when it is done (your text stays here).";
       return;
     }
     this.clearChips();
-    this.input.value = "";
+    this.setComposer("");
     this.running = true;
     this.refreshComposer();
     this.scrollDown(true);  // who sends wants to see the answer
@@ -397,7 +427,7 @@ class ChatScreen {
     try {
       await this.api.streamTurn(this.conv.id, { content, idempotencyKey: newKey() }, (event, data) => this.onEvent(event, data));
     } catch (err) {
-      this.input.value = content;  // nothing was stored: the text stays for a retry
+      this.setComposer(content);  // nothing was stored: the text stays for a retry
       if (err.code === "turn_in_progress") this.lockComposer(err.retryAfter ?? err.details?.retryAfterS ?? 5, err.details?.runningTurnId);
       else if (err.status === 401) toast(`Signed out: ${err.message}`);
       else this.notice(`Not sent: ${err.message} (${err.code})`, true);
@@ -577,7 +607,7 @@ class ChatScreen {
   showChips(options) {
     const count = this.conv.settings?.autoReply?.suggestionCount || 3;
     this.chips.replaceChildren(...options.slice(0, count).map((text) =>
-      h("button", { class: "chip", title: text, onclick: () => { this.input.value = text; this.input.focus(); } }, text)));
+      h("button", { class: "chip", title: text, onclick: () => { this.setComposer(text); this.input.focus(); } }, text)));
     this.chips.hidden = !options.length;
   }
 
@@ -644,6 +674,7 @@ class ChatScreen {
       this.input.value = draft;
       toast(`Write for me is not available (${err.code || "error"}).`);
     } finally {
+      this.composerChanged();
       this.input.readOnly = false;
       this.writeBtn.disabled = false;
       this.input.focus();
