@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from sqlalchemy.ext.asyncio import AsyncSession  # noqa: E402
 
 from analytics.filters import Filters  # noqa: E402
+from analytics.fonts import use_cjk_font  # noqa: E402
 from analytics.queries import QUERIES, Row  # noqa: E402
 from analytics.report_charts import CHARTS  # noqa: E402
 
@@ -72,6 +73,7 @@ async def build_report(session: AsyncSession, f: Filters, *, progress: Callable[
         results[name] = await query.run(session, f)
         progress(name)
     charts = []
+    use_cjk_font()  # Chinese agent names and emotions are drawn, not boxes
     for title, draw in CHARTS:
         fig = draw(results)
         charts.append(f"<h3>{html.escape(title)}</h3>" + (f"<img alt='{html.escape(title)}' src='{_png(fig)}'>"
