@@ -126,8 +126,9 @@ def test_a_group_chat_from_agents_to_story(page, server: str, backend: str) -> N
     # The Story panel, then an edit of Lia's last message: the next turn adopts it (new revision).
     page.click("#story-btn")
     lia_card = page.locator("#story-panel .story-agent", has_text="Lia")
+    # (the codes are under the card's closed "details": read as text, not as what is drawn)
     expect(lia_card.locator(".story-status")).not_to_have_text("not_started")
-    before = int(lia_card.locator(".story-revision").inner_text())
+    before = int(lia_card.locator(".story-revision").text_content())
     lia_message = page.locator(".msg.agent", has=page.locator(".name", has_text="Lia")).last
     lia_message.locator(".edit-btn").click()
     page.fill(".edit-input", "Let us take a slow walk by the river together.")
@@ -145,13 +146,13 @@ def test_a_group_chat_from_agents_to_story(page, server: str, backend: str) -> N
     expect(page.locator("#send")).to_be_enabled()
     expect(page.locator(".trace")).to_have_count(2)
     for _ in range(20):  # the Story settles during or just after the turn; the panel refreshes
-        if int(lia_card.locator(".story-revision").inner_text()) > before:
+        if int(lia_card.locator(".story-revision").text_content()) > before:
             break
         page.wait_for_timeout(500)
         page.click("#story-refresh")
     story = httpx.get(f"{server}/v1/conversations/{conversation_id}/story/{lia_card.get_attribute('data-agent-id')}",
                       headers={"Authorization": f"Bearer {token('alice')}"}).json()  # fmt: skip
-    assert int(lia_card.locator(".story-revision").inner_text()) > before, story
+    assert int(lia_card.locator(".story-revision").text_content()) > before, story
 
     # Regenerate an agent's last message: a new reply in place, or the reason it was rejected.
     last = page.locator(".msg.agent").last

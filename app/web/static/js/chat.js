@@ -1,6 +1,7 @@
 // Conversations and the chat: timeline, a turn over SSE, suggestion chips, the why panel, the Story panel.
 
-import { avatar, fmt, h, pending, toast } from "./dom.js";
+import { assignColors, avatar, fmt, h, pending, toast } from "./dom.js";
+import { markdown, when } from "./markdown.js";
 import { whyPanel } from "./why.js";
 import { settingsPanel } from "./settings.js";
 
@@ -88,6 +89,30 @@ function newConversationForm(session) {
     h("div", { class: "row", style: "margin-top:1em" }, h("button", { class: "primary", id: "conv-create", onclick: pending(create) }, "Create")))));
 }
 
+const FEELINGS = { happy: "happy", sad: "sad", anxious: "anxious", angry: "upset", lonely: "lonely", stressed: "stressed",
+  confused: "unsure", romantic: "affectionate", playful: "playful" };
+
+// The Story's status and a scene's phase, in words (the codes are under "details").
+const STORY_STATUS = {
+  not_started: "Not started yet: it begins with this member's next reply.",
+  initialized: "Ready: the story begins with this member's next reply.",
+  init_failed: "Could not start this time; it tries again on the next reply.",
+  waiting_for_acceptance: "Up to date; it adopts the newest reply on the next turn.",
+  accepted: "Up to date.",
+  failed: "Something went wrong on the last turn; it tries again on the next one.",
+  state_too_large: "The story grew too large to save; it starts over on the next turn.",
+  unreadable: "The saved story could not be read; it starts over on the next turn.",
+  reset: "Starts over on the next turn.",
+};
+const PHASES = { start: "just beginning", develop: "unfolding", end: "coming to a close" };
+
+// Who chose the speaker, in the user's words (the code is in the badge's title and the why panel).
+const CHOSEN_BY = {
+  mention: ["named", "you named them"], llm: ["picked", "picked as the best to answer"],
+  fallback: ["best fit", "the best fit by their strengths and who spoke last"], order: ["in turn", "their turn in the reply order"],
+  continue: ["carried on", "asked to carry on"],
+};
+
 class ChatScreen {
   constructor(session, conv, layout) {
     this.session = session;
@@ -96,6 +121,7 @@ class ChatScreen {
     this.layout = layout;
     this.names = Object.fromEntries(session.agents.map((a) => [a.id, a.name]));
     for (const m of conv.members) this.names[m.agentId] = m.name;
+    assignColors(conv.members.map((m) => m.agentId));
     this.messages = new Map();   // id -> message
     this.rows = new Map();       // id -> element
     this.drafts = new Map();     // draftId -> {el, text, agentId, turnId}
@@ -297,12 +323,14 @@ class ChatScreen {
     const isUser = m.role === "user";
     const who = isUser ? this.session.me.user : this.name(m.agentId);
     const meta = m.metadata || {};
+    const chosen = !isUser && CHOSEN_BY[meta.selectedBy];
     const bubble = h("div", { class: "bubble" },
       h("div", { class: "name" }, who,
-        !isUser && meta.selectedBy && h("span", { class: "badge", title: "who decided" }, meta.selectedBy),
+        chosen && h("span", { class: "badge chosen-by", title: `${chosen[1]} (selectedBy: ${meta.selectedBy})` }, chosen[0]),
         !isUser && m.replyKind === "cross" && h("span", { class: "badge" }, `→ ${this.name(m.respondToAgentId)}`),
-        m.editedAt && h("span", { class: "badge" }, "edited")),
-      h("div", { class: "text" }, m.content));
+        m.editedAt && h("span", { class: "badge" }, "edited"),
+        when(m.createdAt)),
+      h("div", { class: "text" }, markdown(m.content)));
     const rewind = h("button", { class: "link rewind-btn", hidden: true, title: "Remove everything after this message",
       onclick: () => this.rewind(m.id) }, "Rewind to here");
     if (!isUser) {
@@ -466,7 +494,12 @@ class ChatScreen {
   trace(turnId) {
     let el = this.traces.get(turnId);
     if (!el) {
-      el = h("div", { class: "trace", dataset: { turnId } }, h("span", { class: "trace-emotion" }), h("span", { class: "trace-selection" }));
+      // In words for the user ("You sound sad · Lia and Heng reply"); the readings with their
+      // sources and who decided are under "details".
+      el = h("div", { class: "trace", dataset: { turnId } },
+        h("span", { class: "trace-feeling" }), h("span", { class: "trace-who" }),
+        h("details", { class: "internals" }, h("summary", {}, "details"),
+          h("span", { class: "trace-emotion" }), h("span", { class: "trace-selection" })));
       this.traces.set(turnId, el);
       // A follower may see a live delta before the logged event that precedes it: the "why" line
       // still goes above the turn's replies.
@@ -492,8 +525,10 @@ class ChatScreen {
       case "turn.emotion": {
         const e = data.emotion || {}, i = data.intent || {};
         if (this.doneTurns.has(data.turnId)) break;
-        this.trace(data.turnId).querySelector(".trace-emotion").textContent =
+        const line = this.trace(data.turnId);
+        line.querySelector(".trace-emotion").textContent =
           `feeling ${e.primaryEmotion} ${fmt(e.intensity, 2)} (${e.source}) · intent ${i.kind} (${i.source})`;
+        line.querySelector(".trace-feeling").textContent = FEELINGS[e.primaryEmotion] ? `You sound ${FEELINGS[e.primaryEmotion]} · ` : "";
         this.status.textContent = "Choosing who replies…";
         break;
       }
@@ -501,7 +536,11 @@ class ChatScreen {
         const s = data.selection || {};
         const chosen = (s.selectedAgentIds || []).map((id) => `${this.name(id)} (${s.selectedBy?.[id]})`).join(", ");
         if (this.doneTurns.has(data.turnId)) break;
-        this.trace(data.turnId).querySelector(".trace-selection").textContent = ` → ${chosen || "nobody"} · decided by ${s.decidedBy}`;
+        const line = this.trace(data.turnId);
+        line.querySelector(".trace-selection").textContent = ` → ${chosen || "nobody"} · decided by ${s.decidedBy}`;
+        const who = (s.selectedAgentIds || []).map((id) => this.name(id));
+        line.querySelector(".trace-who").textContent = !who.length ? "Nobody replies this time"
+          : who.length === 1 ? `${who[0]} replies` : `${who.slice(0, -1).join(", ")} and ${who.at(-1)} reply`;
         this.status.textContent = `${(s.selectedAgentIds || []).map((id) => this.name(id)).join(", ")} typing…`;
         break;
       }
@@ -824,16 +863,35 @@ class ChatScreen {
       try {
         const s = await this.api.get(`/v1/conversations/${this.conv.id}/story/${member.agentId}`);
         const last = s.lastOutcome || {};
+        const r = s.report;
+        const goal = r?.pendingGoals?.slice().sort((a, b) => b.priority - a.priority)[0];
+        const quote = (id) => {
+          const m = id && this.messages.get(id);
+          return m ? `“${[...m.content].slice(0, 80).join("")}${[...m.content].length > 80 ? "…" : ""}”` : null;
+        };
+        const words = [
+          ["Now", STORY_STATUS[s.status] || s.status.replace(/_/g, " ")],
+          r?.foreground && ["Scene", `${r.foreground.title}${PHASES[r.foreground.phase] ? ` — ${PHASES[r.foreground.phase]}` : ""}`],
+          r?.main?.theme && ["Main thread", `${r.main.theme}${r.main.direction ? `: ${r.main.direction}` : ""}`],
+          r?.sub?.theme && ["Side thread", `${r.sub.theme}${r.sub.direction ? `: ${r.sub.direction}` : ""}`],
+          goal && ["Current goal", goal.gist],
+          r?.completedGoals?.length > 0 && ["Goals reached", String(r.completedGoals.length)],
+          quote(r?.acceptedMessageId) && ["Accepted", quote(r.acceptedMessageId)],
+          quote(r?.pendingMessageId) && ["Next to adopt", quote(r.pendingMessageId)],
+        ].filter(Boolean);
         return h("div", { class: "story-agent", dataset: { agentId: member.agentId } },
           h("div", { class: "row" }, avatar(member.name, member.agentId), h("strong", {}, member.name)),
-          h("dl", { class: "kv" },
-            h("dt", {}, "status"), h("dd", { class: "story-status" }, s.status),
-            h("dt", {}, "revision"), h("dd", { class: "story-revision" }, String(s.revision)),
-            h("dt", {}, "last outcome"), h("dd", { class: "story-outcome" }, last.kind || "–", last.reason ? ` — ${last.reason}` : ""),
-            last.toolCalls && [h("dt", {}, "tool calls"), h("dd", {}, last.toolCalls.join(", "))],
-            h("dt", {}, "failures in a row"), h("dd", {}, String(s.failureCount)),
-            s.report?.foreground && [h("dt", {}, "scene"), h("dd", {}, `${s.report.foreground.title} (${s.report.foreground.phase})`)],
-            h("dt", {}, "updated"), h("dd", {}, s.updatedAt ? new Date(s.updatedAt.endsWith("Z") || s.updatedAt.includes("+") ? s.updatedAt : `${s.updatedAt}Z`).toLocaleString() : "–")));
+          h("dl", { class: "kv story-words" }, words.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
+          h("details", { class: "internals" }, h("summary", {}, "details"),
+            h("dl", { class: "kv" },
+              h("dt", {}, "status"), h("dd", { class: "story-status" }, s.status),
+              h("dt", {}, "revision"), h("dd", { class: "story-revision" }, String(s.revision)),
+              h("dt", {}, "last outcome"), h("dd", { class: "story-outcome" }, last.kind || "–", last.reason ? ` — ${last.reason}` : ""),
+              last.toolCalls && [h("dt", {}, "tool calls"), h("dd", {}, last.toolCalls.join(", "))],
+              h("dt", {}, "failures in a row"), h("dd", {}, String(s.failureCount)),
+              r?.foreground && [h("dt", {}, "scene"), h("dd", {}, `${r.foreground.id} (${r.foreground.phase}, round ${r.foreground.rounds})`)],
+              r && [h("dt", {}, "round / cycle"), h("dd", {}, `${r.round} / ${r.cycle}`)],
+              h("dt", {}, "updated"), h("dd", {}, s.updatedAt ? new Date(s.updatedAt.endsWith("Z") || s.updatedAt.includes("+") ? s.updatedAt : `${s.updatedAt}Z`).toLocaleString() : "–"))));
       } catch (err) {
         return h("div", { class: "story-agent" }, h("strong", {}, member.name), h("p", { class: "bad" }, err.message));
       }

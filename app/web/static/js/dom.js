@@ -46,9 +46,20 @@ export function initials(name) {
   return (/^[\x00-\x7f]/.test(first[0]) ? first.slice(0, 2).join("") : first[0]).toUpperCase();
 }
 
-const PALETTE = ["#3b6fd8", "#d8553b", "#2e9d68", "#8e44ad", "#c28a00", "#16879a", "#c2185b", "#5d6d7e"];
+const PALETTE = ["#3b6fd8", "#d8553b", "#2e9d68", "#8e44ad", "#c28a00", "#16879a", "#c2185b", "#6d4c41"];
+const USER_COLOR = "#455a64";
+
+// The open conversation's members get the palette's colours in their order, so no two of them
+// share one (a hash of the id alone made neighbours collide); anyone else is hashed.
+const assigned = new Map();
+export function assignColors(keys) {
+  assigned.clear();
+  keys.forEach((key, i) => assigned.set(key, PALETTE[i % PALETTE.length]));
+}
 
 export function colorOf(key) {
+  if (assigned.has(key)) return assigned.get(key);
+  if (String(key).startsWith("user:")) return USER_COLOR;
   let hash = 0;
   for (const ch of String(key)) hash = (hash * 31 + ch.codePointAt(0)) >>> 0;
   return PALETTE[hash % PALETTE.length];

@@ -77,6 +77,7 @@ export function whyPanel(message, turn, name) {
       ["outcome", story.outcome],
       ["revision", story.revision],
       ["tool calls", (story.toolCalls || []).join(", ")],
-      ["diagnostics", (story.diagnostics || []).join(", ") || "none"],
+      ["diagnostics", (story.diagnostics || []).map((d) => (d && typeof d === "object"
+        ? [d.code || d.kind, d.message || d.detail || d.reason].filter(Boolean).join(": ") || JSON.stringify(d) : String(d))).join("; ") || "none"],
     ])));
 }
