@@ -40,7 +40,8 @@ class ConversationController(Controller):
 
     @get("/{conversation_id:str}")
     async def read(self, conversation_id: str, session: AsyncSession, principal: Principal) -> ConversationOut:
-        return await service.to_out(session, await service.get_owned(session, principal.user_id, conversation_id))
+        return await service.to_out(session, await service.get_owned(session, principal.user_id, conversation_id),
+                                    running=True)  # fmt: skip
 
     @delete("/{conversation_id:str}", status_code=204)
     async def remove(self, conversation_id: str, principal: Principal, state: State) -> None:

@@ -57,3 +57,7 @@ class ConversationOut(ApiStruct):
     created_at: datetime
     updated_at: datetime
     created: bool = msgspec.field(default=True)
+    # GET /v1/conversations/{id} only: the turn running now (a user's, a Continue, auto mode's), so a
+    # client that opens the conversation mid-turn can replay it (…/events?turnId=&after=0) even
+    # before the turn has saved a message; null when none runs.
+    running_turn_id: str | None = None

@@ -10,7 +10,7 @@ from app.agents.service import get_agent
 from app.auth.tokens import Principal
 from app.conversations.schemas import ConversationCreate, ConversationOut, ConversationUpdate, MemberOut
 from app.conversations.settings import dump_settings, parse_settings
-from app.db.models import Agent, Conversation, ConversationMember, utcnow
+from app.db.models import Agent, Conversation, ConversationMember, Turn, utcnow
 from app.errors import Conflict, NotFound, ValidationFailed
 from app.settings import Limits
 
@@ -44,11 +44,18 @@ async def members_of(session: AsyncSession, conversation_id: str) -> list[Member
     return [MemberOut(agent_id=a, name=n, display_order=o, muted=bool(m), joined_seq=int(j or 0)) for a, n, o, m, j in rows]
 
 
-async def to_out(session: AsyncSession, conv: Conversation, *, created: bool = False) -> ConversationOut:
+async def to_out(session: AsyncSession, conv: Conversation, *, created: bool = False,
+                 running: bool = False) -> ConversationOut:  # fmt: skip
+    """``running``: also look up the turn running now (one more query; the single read asks for it)."""
+    running_turn_id = None
+    if running:
+        running_turn_id = await session.scalar(
+            select(Turn.id).where(Turn.running_lock == conv.id, Turn.status == "running").limit(1))  # fmt: skip
     return ConversationOut(
         id=conv.id, kind=conv.kind, title=conv.title, members=await members_of(session, conv.id),
         settings=conv.settings, message_count=conv.message_count, last_message_at_ms=conv.last_message_at_ms,
         version=conv.version, created_at=conv.created_at, updated_at=conv.updated_at, created=created,
+        running_turn_id=running_turn_id,
     )  # fmt: skip
 
 

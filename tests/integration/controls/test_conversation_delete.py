@@ -63,3 +63,17 @@ async def test_a_conversation_is_not_deleted_while_a_turn_or_auto_mode_runs(turn
         ended.running_lock, ended.status = None, "stopped"
         await session.commit()
     assert (await turn_api.client.delete(url, headers=ALICE)).status_code == 204
+
+
+async def test_reading_a_conversation_names_the_turn_running_in_it(turn_api, engine) -> None:
+    """A client opening the conversation mid-turn (a Continue has saved no message yet) replays it."""
+    conv, _ = await make_group(turn_api)
+    url = f"/v1/conversations/{conv['id']}"
+    assert (await turn_api.client.get(url, headers=ALICE)).json()["runningTurnId"] is None
+    held = await repository.start_turn(session_factory(engine), "alice", conv["id"], None, None, stale_after_s=60)
+    try:
+        assert (await turn_api.client.get(url, headers=ALICE)).json()["runningTurnId"] == held.turn.id
+    finally:
+        await repository.finish_turn(session_factory(engine), held.turn.id, status="completed", result=None, error=None,
+                                     intent=None, emotion=None, timings={}, usage={})  # fmt: skip
+    assert (await turn_api.client.get(url, headers=ALICE)).json()["runningTurnId"] is None

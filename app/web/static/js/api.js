@@ -143,7 +143,7 @@ export class Api {
   // ends (a ?turnId= stream ends after that turn's last event) or `signal` aborts; returns the last
   // event id seen (a bare "id:" line moves it on too), the Last-Event-ID to resume from. With
   // `after` null and no lastEventId the stream starts from now.
-  async followEvents(conversationId, { lastEventId = null, after = null, turnId = null, signal } = {}, onEvent) {
+  async followEvents(conversationId, { lastEventId = null, after = null, turnId = null, signal, onOpen } = {}, onEvent) {
     const q = new URLSearchParams();
     if (after != null) q.set("after", String(after));
     if (turnId) q.set("turnId", turnId);
@@ -151,6 +151,7 @@ export class Api {
       signal, headers: this.headers({ accept: "text/event-stream", ...(lastEventId != null ? { "last-event-id": lastEventId } : {}) }),
     });
     if (!resp.ok) throw await errorOf(resp);
+    onOpen?.();  // the stream is open: from here on nothing is missed
     let last = lastEventId;
     try {
       await readSse(resp.body, onEvent, (id) => { last = id; });

@@ -132,6 +132,7 @@ class ChatScreen {
     this.activeTurnId = null;   // the turn running in the conversation (sent here or elsewhere)
     this.doneTurns = new Set(); // turns already finished here: a second copy of their events is ignored
     this.closedDrafts = new Set();  // drafts saved or discarded: a late delta does not bring them back
+    this.replayed = new Set();  // turns replayed from their start (?turnId=&after=0)
     this.lockTimer = null;
     this.follower = new AbortController();
   }
@@ -202,25 +203,37 @@ class ChatScreen {
     const handle = (event, data) => { if (!signal.aborted) this.onEvent(event, data); };
     let lastEventId = null, firstId = null;
     const newest = [...this.messages.values()].reduce((a, m) => (!a || m.seq > a.seq ? m : a), null);
+    // The turn running now: the conversation says which (a Continue may have saved nothing yet);
+    // a server without runningTurnId: the newest message's turn, if it still runs.
+    let running = this.conv.runningTurnId || null;
     if (newest?.turnId) {
       try {
         const turn = await this.api.get(`/v1/conversations/${this.conv.id}/turns/${newest.turnId}`);
         if (turn.status === "failed") this.failureLine(turn);
-        if (turn.status === "running") {
-          // The conversation is then followed from this turn's first event, not its last: another
-          // turn may start while this one's stream is still open (its suggestions), and the
-          // filtered stream leaves that turn's first events out. Seen again, events are ignored.
-          const replay = (event, data, id) => { if (firstId == null && id != null) firstId = id; handle(event, data); };
-          lastEventId = await this.api.followEvents(this.conv.id, { after: 0, turnId: turn.turnId || newest.turnId, signal }, replay);
-        }
+        if (turn.status === "running" && !("runningTurnId" in this.conv)) running = turn.turnId || newest.turnId;
+      } catch { /* the replay below still runs */ }
+    }
+    if (running) {
+      this.replayed.add(running);
+      try {
+        // The conversation is then followed from this turn's first event, not its last: another
+        // turn may start while this one's stream is still open (its suggestions), and the
+        // filtered stream leaves that turn's first events out. Seen again, events are ignored.
+        const replay = (event, data, id) => { if (firstId == null && id != null) firstId = id; handle(event, data); };
+        lastEventId = await this.api.followEvents(this.conv.id, { after: 0, turnId: running, signal }, replay);
       } catch (err) {
         lastEventId = err.lastEventId ?? lastEventId;
       }
       lastEventId = firstId ?? lastEventId;
     }
+    let caughtUp = false;
     for (let failures = 0; !signal.aborted;) {
       try {
-        lastEventId = await this.api.followEvents(this.conv.id, { lastEventId, signal }, handle);
+        // Followed "from now", a turn that started after the history was read and before this
+        // stream opened would be missed: once open, the newest messages and the running turn are
+        // read again (catchUp).
+        const onOpen = caughtUp ? null : () => { caughtUp = true; this.catchUp(signal, handle); };
+        lastEventId = await this.api.followEvents(this.conv.id, { lastEventId, signal, onOpen }, handle);
         failures = 0;
       } catch (err) {
         if (signal.aborted) return;
@@ -232,6 +245,25 @@ class ChatScreen {
       }
       await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 500 * 2 ** Math.min(failures, 5))));
     }
+  }
+
+  // What happened between reading the history and opening the stream: messages saved meanwhile are
+  // put in, and a turn running now is replayed from its start (every handler is idempotent).
+  async catchUp(signal, handle) {
+    try {
+      const [conv, page] = await Promise.all([
+        this.api.get(`/v1/conversations/${this.conv.id}`),
+        this.api.get(`/v1/conversations/${this.conv.id}/messages?limit=${PAGE}`),
+      ]);
+      if (signal.aborted) return;
+      const newestSeq = Math.max(0, ...[...this.messages.values()].map((m) => m.seq));
+      for (const m of page.items.slice().reverse()) if (m.seq > newestSeq && !this.messages.has(m.id)) this.put(m);
+      const id = conv.runningTurnId;
+      if (id && !this.replayed.has(id) && !this.doneTurns.has(id)) {
+        this.replayed.add(id);
+        await this.api.followEvents(this.conv.id, { after: 0, turnId: id, signal }, handle);
+      }
+    } catch { /* the live stream goes on */ }
   }
 
   // The composer grows with its text (up to a third of the window, then it scrolls), and a text
