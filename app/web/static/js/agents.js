@@ -2,6 +2,7 @@
 
 import { avatar, h, pending, toast } from "./dom.js";
 import { render } from "./app.js";
+import { t } from "./i18n.js";
 
 const CAPS = ["comfort", "analysis", "deescalation", "playful"];
 const PROMPTS = [["headline", "Headline"], ["description", "Description"], ["personalityPrompt", "Persona (personality)"],
@@ -13,9 +14,9 @@ export async function agentsView(session) {
   const formSlot = h("div", { id: "agent-form-slot" });
   const open = (agent) => formSlot.replaceChildren(agentForm(session, agent));
   return h("div", { class: "page" },
-    h("div", { class: "row" }, h("h2", {}, "Agents"), h("span", { class: "spacer" }),
-      admin ? h("button", { class: "primary", id: "agent-new", onclick: () => open(null) }, "New agent")
-        : h("span", { class: "muted" }, "Only admins can create or edit agents.")),
+    h("div", { class: "row" }, h("h2", {}, t("Agents")), h("span", { class: "spacer" }),
+      admin ? h("button", { class: "primary", id: "agent-new", onclick: () => open(null) }, t("New agent"))
+        : h("span", { class: "muted" }, t("Only admins can create or edit agents."))),
     formSlot,
     h("div", { class: "agent-list", id: "agent-list" }, agents.map((a) => h("div", { class: "card agent-card", dataset: { agentId: a.id } },
       avatar(a.name, a.id),
@@ -25,9 +26,9 @@ export async function agentsView(session) {
         h("div", {}, a.headline),
         a.capabilities && h("div", { class: "muted", style: "font-size:.85em" }, CAPS.map((c) => `${c} ${a.capabilities[c]}`).join(" · ")),
         admin && h("div", { class: "row" },
-          h("button", { class: "link agent-edit", onclick: () => open(a) }, "Edit"),
-          h("button", { class: "link bad agent-delete", onclick: pending(() => remove(session, a)) }, "Delete")))))),
-    !agents.length && h("p", { class: "muted" }, "No agents yet."));
+          h("button", { class: "link agent-edit", onclick: () => open(a) }, t("Edit")),
+          h("button", { class: "link bad agent-delete", onclick: pending(() => remove(session, a)) }, t("Delete"))))))),
+    !agents.length && h("p", { class: "muted" }, t("No agents yet.")));
 }
 
 function agentForm(session, agent) {
@@ -36,7 +37,7 @@ function agentForm(session, agent) {
     el.value = agent?.[key] || "";
     return [h("label", { for: `agent-${key}` }, label), el];
   };
-  const name = field("name", "Name");
+  const name = field("name", t("Name"));
   const aliases = h("input", { type: "text", id: "agent-aliases", placeholder: "comma-separated" });
   aliases.value = (agent?.aliases || []).join(", ");
   const prompts = PROMPTS.map(([key, label]) => field(key, label, key !== "headline"));
@@ -56,32 +57,32 @@ function agentForm(session, agent) {
     try {
       if (agent) await session.api.patch(`/v1/agents/${agent.id}`, body);
       else await session.api.post("/v1/agents", body);
-      toast(`Saved ${body.name}.`);
+      toast(t("Saved {name}.", { name: body.name }));
       await render();
     } catch (err) {
-      toast(`Not saved: ${err.message}`);
+      toast(t("Not saved: {error}", { error: err.message }));
     }
   };
   return h("div", { class: "card", id: "agent-form", style: "max-width:640px" },
-    h("h3", {}, agent ? `Edit ${agent.name}` : "New agent"),
+    h("h3", {}, agent ? `Edit ${agent.name}` : t("New agent")),
     name, h("label", { for: "agent-aliases" }, "Aliases (names users may mention)"), aliases, prompts,
     h("label", {}, "Capabilities (0–1: how well the agent comforts, analyses, de-escalates, plays)"),
     h("div", { class: "caps" }, sliders.map((s) => s.els)),
     h("div", { class: "row", style: "margin-top:1em" },
-      h("button", { class: "primary", id: "agent-save", onclick: pending(save) }, "Save"),
-      h("button", { onclick: (e) => e.target.closest("#agent-form").remove() }, "Cancel")));
+      h("button", { class: "primary", id: "agent-save", onclick: pending(save) }, t("Save")),
+      h("button", { onclick: (e) => e.target.closest("#agent-form").remove() }, t("Cancel"))));
 }
 
 // An agent still seated in a conversation cannot go (409 agent_in_use): the answer says so.
 async function remove(session, agent) {
-  if (!window.confirm(`Delete the agent ${agent.name}? Conversations keep their messages.`)) return;
+  if (!window.confirm(t("Delete the agent {name}? Conversations keep their messages.", { name: agent.name }))) return;
   try {
     await session.api.del(`/v1/agents/${agent.id}`);
-    toast(`Deleted ${agent.name}.`);
+    toast(t("Deleted {name}.", { name: agent.name }));
     await render();
   } catch (err) {
     toast(err.code === "agent_in_use"
-      ? `${agent.name} is still a member of a conversation: remove them there (or delete it) first.`
-      : `Not deleted: ${err.message}`);
+      ? t("{name} is still a member of a conversation: remove them there (or delete it) first.", { name: agent.name })
+      : `${t("Not deleted")}: ${err.message}`);
   }
 }

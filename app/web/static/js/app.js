@@ -2,6 +2,7 @@
 
 import { Api, auth, claimsOf } from "./api.js";
 import { h, toast } from "./dom.js";
+import { LANGS, lang, setLang, t } from "./i18n.js";
 import { chatView, leaveChat } from "./chat.js";
 import { agentsView } from "./agents.js";
 import { analyticsView } from "./analytics.js";
@@ -18,8 +19,8 @@ async function loadConfig() {
 
 function signIn(token) {
   const claims = claimsOf(token);
-  if (!claims) { toast("That does not look like a token (three dot-separated parts)."); return false; }
-  if (claims.exp && claims.exp * 1000 < Date.now()) { toast("That token has expired: sign in again."); return false; }
+  if (!claims) { toast(t("That does not look like a token (three dot-separated parts).")); return false; }
+  if (claims.exp && claims.exp * 1000 < Date.now()) { toast(t("That token has expired: sign in again.")); return false; }
   localStorage.setItem(TOKEN_KEY, token);
   session.api = new Api(token);
   session.me = claims;
@@ -48,21 +49,31 @@ function signInView() {
       const out = await new Api(null).post("/v1/dev/token", { user: userBox.value.trim(), admin: adminBox.checked });
       if (signIn(out.token)) await render();
     } catch (err) {
-      toast(`Could not get a dev token: ${err.message}`);
+      toast(t("Could not get a dev token: {error}", { error: err.message }));
     }
   };
   return h("div", { class: "page" },
     h("div", { class: "card", style: "max-width:520px;margin:2em auto" },
-      h("h2", {}, "Sign in"),
-      h("label", { for: "token-input" }, "Paste a bearer token (", h("code", {}, "companion token --user alice"), ")"),
+      h("h2", {}, t("Sign in")),
+      h("label", { for: "token-input" }, t("Paste a bearer token ("), h("code", {}, "companion token --user alice"), ")"),
       tokenBox,
-      h("div", { class: "row", style: "margin-top:.6em" }, h("button", { class: "primary", id: "token-submit", onclick: submit }, "Sign in")),
+      h("div", { class: "row", style: "margin-top:.6em" }, h("button", { class: "primary", id: "token-submit", onclick: submit }, t("Sign in"))),
       session.config.devTokens && h("div", { id: "dev-signin", style: "margin-top:1.4em;border-top:1px solid var(--line);padding-top:1em" },
-        h("h3", {}, "Development mode"),
-        h("p", { class: "muted" }, "This server hands out tokens for any user name (COMPANION_DEV_TOKENS is on)."),
-        h("label", { for: "dev-user" }, "User name"), userBox,
-        h("label", { style: "display:flex;gap:.4em;align-items:center;color:var(--ink)" }, adminBox, "admin"),
-        h("button", { id: "dev-token", onclick: dev, style: "margin-top:.6em" }, "Get a dev token"))));
+        h("h3", {}, t("Development mode")),
+        h("p", { class: "muted" }, t("This server hands out tokens for any user name (COMPANION_DEV_TOKENS is on).")),
+        h("label", { for: "dev-user" }, t("User name")), userBox,
+        h("label", { style: "display:flex;gap:.4em;align-items:center;color:var(--ink)" }, adminBox, t("admin")),
+        h("button", { id: "dev-token", onclick: dev, style: "margin-top:.6em" }, t("Get a dev token")))));
+}
+
+// The top bar's words, and the language switch (a reload: every screen is drawn again in it).
+function renderShellWords() {
+  document.querySelectorAll("#nav a").forEach((a) => { a.textContent = t({ chat: "Chat", agents: "Agents", analytics: "Analytics" }[a.dataset.nav]); });
+  document.getElementById("sign-out").textContent = t("Sign out");
+  document.getElementById("menu-toggle").setAttribute("aria-label", t("Conversations"));
+  const select = document.getElementById("lang-select");
+  select.replaceChildren(...LANGS.map(([code, label]) => h("option", { value: code, selected: code === lang }, label)));
+  select.onchange = () => { setLang(select.value); location.reload(); };
 }
 
 function renderTopbar() {
@@ -70,7 +81,7 @@ function renderTopbar() {
   const signedIn = !!session.me;
   nav.hidden = !signedIn;
   document.getElementById("sign-out").hidden = !signedIn;
-  document.getElementById("who").textContent = signedIn ? `${session.me.user}${session.me.admin ? " (admin)" : ""}` : "";
+  document.getElementById("who").textContent = signedIn ? `${session.me.user}${session.me.admin ? ` (${t("admin")})` : ""}` : "";
   nav.querySelectorAll("[data-admin]").forEach((a) => { a.hidden = !session.me?.admin; });
   const section = location.hash.startsWith("#/agents") ? "agents" : location.hash.startsWith("#/analytics") ? "analytics" : "chat";
   nav.querySelectorAll("a").forEach((a) => a.classList.toggle("active", a.dataset.nav === section));
@@ -94,15 +105,16 @@ export async function render() {
     else if (hash.startsWith("#/analytics")) node = await analyticsView(session);
     else node = await chatView(session, hash);
   } catch (err) {
-    if (err.status === 401) return signOut(`Signed out: ${err.message}`);
-    node = h("div", { class: "page" }, h("p", { class: "bad" }, `Something went wrong: ${err.message}`));
+    if (err.status === 401) return signOut(t("Signed out: {error}", { error: err.message }));
+    node = h("div", { class: "page" }, h("p", { class: "bad" }, t("Something went wrong: {error}", { error: err.message })));
   }
   if (ticket === rendering) view.replaceChildren(node);
 }
 
 async function main() {
+  renderShellWords();
   await loadConfig();
-  auth.onUnauthorized = (err) => { if (session.me) signOut(`Signed out: ${err.message}`); };
+  auth.onUnauthorized = (err) => { if (session.me) signOut(t("Signed out: {error}", { error: err.message })); };
   const saved = localStorage.getItem(TOKEN_KEY);
   if (saved && !signIn(saved)) localStorage.removeItem(TOKEN_KEY);  // a bad or expired saved token goes
   document.getElementById("sign-out").addEventListener("click", () => signOut());

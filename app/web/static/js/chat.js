@@ -2,6 +2,7 @@
 
 import { assignColors, avatar, fmt, h, pending, toast } from "./dom.js";
 import { markdown, when } from "./markdown.js";
+import { lang, t } from "./i18n.js";
 import { whyPanel } from "./why.js";
 import { settingsPanel } from "./settings.js";
 
@@ -28,11 +29,11 @@ export async function chatView(session, hash) {
   session.agents = agents;
   const current = hash.startsWith("#/c/") ? decodeURIComponent(hash.slice(4)) : null;
   const list = h("aside", { class: "conv-list", id: "conv-list" },
-    h("a", { href: "#/new" }, h("button", { class: "primary", id: "new-conversation", style: "width:100%" }, "New conversation")),
+    h("a", { href: "#/new" }, h("button", { class: "primary", id: "new-conversation", style: "width:100%" }, t("New conversation"))),
     h("ul", {}, convs.map((c) => h("li", {},
       h("a", { href: `#/c/${c.id}`, class: c.id === current ? "active" : "", dataset: { conversationId: c.id } },
-        convLabel(c), h("div", { class: "kind" }, `${c.kind} · ${c.messageCount} messages`))))),
-    !convs.length && h("p", { class: "muted" }, "No conversations yet."));
+        convLabel(c), h("div", { class: "kind" }, t("{kind} · {count} messages", { kind: t(c.kind), count: c.messageCount })))))),
+    !convs.length && h("p", { class: "muted" }, t("No conversations yet.")));
   // On a phone the list is a drawer: open while no conversation is shown.
   const layout = h("div", { class: `chat-layout${current || hash.startsWith("#/new") ? "" : " drawer-open"}` }, list);
   if (hash.startsWith("#/new")) {
@@ -44,73 +45,73 @@ export async function chatView(session, hash) {
     } catch (err) {
       if (err.status !== 404) throw err;
       layout.append(h("section", { class: "chat" }, h("p", { class: "empty", id: "not-found" },
-        "Conversation not found (it does not exist or belongs to another user).")));
+        t("Conversation not found (it does not exist or belongs to another user)."))));
     }
     if (conv) await new ChatScreen(session, conv, layout).mount();
   } else {
     layout.append(h("section", { class: "chat" }, h("p", { class: "empty" },
-      agents.length ? "Pick a conversation or start a new one." : "No agents yet: an admin creates them under Agents.")));
+      agents.length ? t("Pick a conversation or start a new one.") : t("No agents yet: an admin creates them under Agents."))));
   }
   return layout;
 }
 
 function newConversationForm(session) {
   const { api, agents } = session;
-  const kind = h("select", { id: "conv-kind" }, h("option", { value: "group" }, "group"), h("option", { value: "direct" }, "direct"));
-  const title = h("input", { type: "text", id: "conv-title", placeholder: "optional" });
-  const zh = (navigator.language || "").toLowerCase().startsWith("zh");
+  const kind = h("select", { id: "conv-kind" }, h("option", { value: "group" }, t("group")), h("option", { value: "direct" }, t("direct")));
+  const title = h("input", { type: "text", id: "conv-title", placeholder: t("optional") });
+  const zh = lang === "zh-CN";  // the UI's language is the new conversation's default
   const language = h("select", { id: "conv-language" },
     h("option", { value: "en", selected: !zh }, "English (en)"), h("option", { value: "zh-CN", selected: zh }, "中文 (zh-CN)"));
   const story = h("input", { type: "checkbox", id: "conv-story", checked: true });
   const boxes = agents.map((a) => h("input", { type: "checkbox", value: a.id, dataset: { name: a.name } }));
   const create = async () => {
     const agentIds = boxes.filter((b) => b.checked).map((b) => b.value);
-    if (kind.value === "direct" && agentIds.length !== 1) return toast("A direct conversation has exactly one agent.");
-    if (!agentIds.length) return toast("Pick the members.");
+    if (kind.value === "direct" && agentIds.length !== 1) return toast(t("A direct conversation has exactly one agent."));
+    if (!agentIds.length) return toast(t("Pick the members."));
     const settings = { language: language.value };
     if (story.checked) settings.story = { enabled: true, modelConfigId: "default" };
     try {
       const conv = await api.post("/v1/conversations", { kind: kind.value, agentIds, title: title.value.trim(), settings });
       location.hash = `#/c/${conv.id}`;
     } catch (err) {
-      toast(`Could not create the conversation: ${err.message}`);
+      toast(t("Could not create the conversation: {error}", { error: err.message }));
     }
   };
   return h("section", { class: "chat" }, h("div", { class: "page" }, h("div", { class: "card", style: "max-width:560px" },
-    h("h2", {}, "New conversation"),
-    h("label", { for: "conv-kind" }, "Kind"), kind,
-    h("label", { for: "conv-title" }, "Title"), title,
-    h("label", { for: "conv-language" }, "Language"), language,
-    h("label", { style: "display:flex;gap:.4em;align-items:center;color:var(--ink)" }, story, "Story (per-agent narrative state)"),
-    h("label", {}, "Members"),
+    h("h2", {}, t("New conversation")),
+    h("label", { for: "conv-kind" }, t("Kind")), kind,
+    h("label", { for: "conv-title" }, t("Title")), title,
+    h("label", { for: "conv-language" }, t("Language")), language,
+    h("label", { style: "display:flex;gap:.4em;align-items:center;color:var(--ink)" }, story, t("Story (per-agent narrative state)")),
+    h("label", {}, t("Members")),
     h("div", { class: "members", id: "conv-members" },
       agents.length ? agents.map((a, i) => h("label", {}, boxes[i], avatar(a.name, a.id), a.name, h("span", { class: "muted" }, a.headline)))
-        : h("p", { class: "muted" }, "No agents yet.")),
-    h("div", { class: "row", style: "margin-top:1em" }, h("button", { class: "primary", id: "conv-create", onclick: pending(create) }, "Create")))));
+        : h("p", { class: "muted" }, t("No agents yet."))),
+    h("div", { class: "row", style: "margin-top:1em" }, h("button", { class: "primary", id: "conv-create", onclick: pending(create) }, t("Create"))))));
 }
 
-const FEELINGS = { happy: "happy", sad: "sad", anxious: "anxious", angry: "upset", lonely: "lonely", stressed: "stressed",
-  confused: "unsure", romantic: "affectionate", playful: "playful" };
+const FEELINGS = { happy: t("happy"), sad: t("sad"), anxious: t("anxious"), angry: t("upset"), lonely: t("lonely"), stressed: t("stressed"),
+  confused: t("unsure"), romantic: t("affectionate"), playful: t("playful") };
 
-// The Story's status and a scene's phase, in words (the codes are under "details").
+// The Story's status and a scene's phase, in words (the codes are under t("details")).
 const STORY_STATUS = {
-  not_started: "Not started yet: it begins with this member's next reply.",
-  initialized: "Ready: the story begins with this member's next reply.",
-  init_failed: "Could not start this time; it tries again on the next reply.",
-  waiting_for_acceptance: "Up to date; it adopts the newest reply on the next turn.",
-  accepted: "Up to date.",
-  failed: "Something went wrong on the last turn; it tries again on the next one.",
-  state_too_large: "The story grew too large to save; it starts over on the next turn.",
-  unreadable: "The saved story could not be read; it starts over on the next turn.",
-  reset: "Starts over on the next turn.",
+  not_started: t("Not started yet: it begins with this member's next reply."),
+  initialized: t("Ready: the story begins with this member's next reply."),
+  init_failed: t("Could not start this time; it tries again on the next reply."),
+  waiting_for_acceptance: t("Up to date; it adopts the newest reply on the next turn."),
+  accepted: t("Up to date."),
+  failed: t("Something went wrong on the last turn; it tries again on the next one."),
+  state_too_large: t("The story grew too large to save; it starts over on the next turn."),
+  unreadable: t("The saved story could not be read; it starts over on the next turn."),
+  reset: t("Starts over on the next turn."),
 };
-const PHASES = { start: "just beginning", develop: "unfolding", end: "coming to a close" };
+const PHASES = { start: t("just beginning"), develop: t("unfolding"), end: t("coming to a close") };
 
 // Who chose the speaker, in the user's words (the code is in the badge's title and the why panel).
 const CHOSEN_BY = {
-  mention: ["named", "you named them"], llm: ["picked", "picked as the best to answer"],
-  fallback: ["best fit", "the best fit by their strengths and who spoke last"], order: ["in turn", "their turn in the reply order"],
-  continue: ["carried on", "asked to carry on"],
+  mention: [t("named"), "you named them"], llm: [t("picked"), "picked as the best to answer"],
+  fallback: [t("best fit"), "the best fit by their strengths and who spoke last"], order: [t("in turn"), "their turn in the reply order"],
+  continue: [t("carried on"), "asked to carry on"],
 };
 
 class ChatScreen {
@@ -148,20 +149,20 @@ class ChatScreen {
     this.timeline = h("div", { class: "timeline", id: "timeline", onscroll: () => this.onScroll() });
     this.pinned = true;
     this.newBelow = h("button", { class: "new-below", id: "new-messages", hidden: true,
-      onclick: () => this.scrollDown(true) }, "New messages ↓");
+      onclick: () => this.scrollDown(true) }, t("New messages ↓"));
     this.status = h("div", { class: "turn-status", id: "turn-status" });
     this.chips = h("div", { class: "chips", id: "chips", hidden: true });
     // No maxlength: a paste over the limit is kept whole and the count says what to cut (the browser
     // would cut it silently).
     this.maxChars = this.session.config.maxMessageChars || 4000;
-    this.input = h("textarea", { id: "composer-input", rows: 1, placeholder: "Message (mention a name to ask them)" });
+    this.input = h("textarea", { id: "composer-input", rows: 1, placeholder: t("Message (mention a name to ask them)") });
     this.counter = h("div", { class: "composer-count", id: "composer-count", hidden: true });
-    this.sendBtn = h("button", { class: "primary", id: "send", onclick: () => this.send() }, "Send");
-    this.stopBtn = h("button", { id: "stop", hidden: true, title: "Stop this turn (replies already written stay)",
-      onclick: () => this.stop() }, "Stop");
-    this.suggestBtn = h("button", { id: "suggest", title: "Suggest replies", onclick: () => this.suggest() }, "Suggest");
-    this.writeBtn = h("button", { id: "write-for-me", title: "Write my next line (continues what you typed; never sent)",
-      onclick: () => this.writeForMe() }, "Write for me");
+    this.sendBtn = h("button", { class: "primary", id: "send", onclick: () => this.send() }, t("Send"));
+    this.stopBtn = h("button", { id: "stop", hidden: true, title: t("Stop this turn (replies already written stay)"),
+      onclick: () => this.stop() }, t("Stop"));
+    this.suggestBtn = h("button", { id: "suggest", title: t("Suggest replies"), onclick: () => this.suggest() }, t("Suggest"));
+    this.writeBtn = h("button", { id: "write-for-me", title: t("Write my next line (continues what you typed; never sent)"),
+      onclick: () => this.writeForMe() }, t("Write for me"));
     this.note = h("div", { class: "composer-note warn", id: "composer-note", hidden: true });
     this.input.addEventListener("input", () => { this.clearChips(); this.composerChanged(); });
     this.input.addEventListener("keydown", (e) => {
@@ -171,11 +172,11 @@ class ChatScreen {
     this.headAvatars = h("span", { class: "head-avatars" }, this.conv.members.map((m) => avatar(m.name, m.agentId)));
     const head = h("div", { class: "chat-head" },
       this.titleEl,
-      h("span", { class: "badge" }, this.conv.kind),
+      h("span", { class: "badge" }, t(this.conv.kind)),
       this.headAvatars,
       h("span", { class: "spacer" }),
-      h("button", { id: "story-btn", onclick: () => this.openStory() }, "Story"),
-      h("button", { id: "settings-btn", title: "Members and settings", onclick: () => this.openSettings() }, "Settings"));
+      h("button", { id: "story-btn", onclick: () => this.openStory() }, t("Story")),
+      h("button", { id: "settings-btn", title: t("Members and settings"), onclick: () => this.openSettings() }, t("Settings")));
     this.chat = h("section", { class: "chat" }, head, h("div", { class: "timeline-wrap" }, this.timeline, this.newBelow), this.status, this.chips, this.note, this.counter,
       h("div", { class: "composer" }, this.input, this.suggestBtn, this.writeBtn, this.stopBtn, this.sendBtn));
     this.side = h("aside", { class: "side-panel", id: "side-panel", hidden: true });
@@ -278,8 +279,8 @@ class ChatScreen {
     this.counter.hidden = n < this.maxChars * 0.9;
     this.counter.classList.toggle("bad", this.overLimit);
     this.counter.textContent = this.overLimit
-      ? `${n.toLocaleString()} / ${this.maxChars.toLocaleString()} characters: too long to send — shorten it by ${over.toLocaleString()}.`
-      : `${n.toLocaleString()} / ${this.maxChars.toLocaleString()} characters`;
+      ? t("{n} / {max} characters: too long to send — shorten it by {over}.", { n: n.toLocaleString("en"), max: this.maxChars.toLocaleString("en"), over: over.toLocaleString("en") })
+      : t("{n} / {max} characters", { n: n.toLocaleString("en"), max: this.maxChars.toLocaleString("en") });
     this.refreshComposer();
   }
 
@@ -315,11 +316,11 @@ class ChatScreen {
     if (page.nextCursor != null) {
       const more = h("button", { class: "link load-earlier", onclick: async () => {
         more.disabled = true;
-        try { await this.loadHistory(page.nextCursor); } catch (err) { more.disabled = false; toast(`Could not load: ${err.message}`); }
-      } }, "Load earlier messages");
+        try { await this.loadHistory(page.nextCursor); } catch (err) { more.disabled = false; toast(t("Could not load: {error}", { error: err.message })); }
+      } }, t("Load earlier messages"));
       this.timeline.prepend(more);
     }
-    if (!this.messages.size) this.timeline.append(h("p", { class: "empty", id: "timeline-empty" }, "Say hello to start."));
+    if (!this.messages.size) this.timeline.append(h("p", { class: "empty", id: "timeline-empty" }, t("Say hello to start.")));
     this.refreshTools();
     if (before == null) this.scrollDown(true);
     else this.timeline.scrollTop = this.timeline.scrollHeight - fromBottom;
@@ -360,21 +361,21 @@ class ChatScreen {
       h("div", { class: "name" }, who,
         chosen && h("span", { class: "badge chosen-by", title: `${chosen[1]} (selectedBy: ${meta.selectedBy})` }, chosen[0]),
         !isUser && m.replyKind === "cross" && h("span", { class: "badge" }, `→ ${this.name(m.respondToAgentId)}`),
-        m.editedAt && h("span", { class: "badge" }, "edited"),
+        m.editedAt && h("span", { class: "badge" }, t("edited")),
         when(m.createdAt)),
       h("div", { class: "text" }, markdown(m.content)));
-    const rewind = h("button", { class: "link rewind-btn", hidden: true, title: "Remove everything after this message",
-      onclick: () => this.rewind(m.id) }, "Rewind to here");
+    const rewind = h("button", { class: "link rewind-btn", hidden: true, title: t("Remove everything after this message"),
+      onclick: () => this.rewind(m.id) }, t("Rewind to here"));
     if (!isUser) {
       const versions = m.selectedVersion != null && h("span", { class: "versions" },
-        h("button", { class: "link version-prev", "aria-label": "Previous version", onclick: () => this.swipe(m.id, -1) }, "‹"),
-        h("span", { class: "version-label" }, `version ${m.selectedVersion}`),
-        h("button", { class: "link version-next", "aria-label": "Next version", onclick: () => this.swipe(m.id, 1) }, "›"));
+        h("button", { class: "link version-prev", "aria-label": t("Previous version"), onclick: () => this.swipe(m.id, -1) }, "‹"),
+        h("span", { class: "version-label" }, t("version {n}", { n: m.selectedVersion })),
+        h("button", { class: "link version-next", "aria-label": t("Next version"), onclick: () => this.swipe(m.id, 1) }, "›"));
       bubble.append(h("div", { class: "tools" },
         versions,
-        h("button", { class: "link why-btn", onclick: () => this.openWhy(m.id) }, "Why this speaker?"),
-        h("button", { class: "link edit-btn", hidden: true, onclick: () => this.edit(m.id) }, "Edit"),
-        h("button", { class: "link regen-btn", hidden: true, onclick: () => this.regenerate(m.id) }, "Regenerate"),
+        h("button", { class: "link why-btn", onclick: () => this.openWhy(m.id) }, t("Why this speaker?")),
+        h("button", { class: "link edit-btn", hidden: true, onclick: () => this.edit(m.id) }, t("Edit")),
+        h("button", { class: "link regen-btn", hidden: true, onclick: () => this.regenerate(m.id) }, t("Regenerate")),
         rewind));
     } else {
       bubble.append(h("div", { class: "tools" }, rewind));
@@ -407,21 +408,21 @@ class ChatScreen {
   }
 
   // A failed turn: one readable line with Retry (kept after a reload: the newest turn is looked
-  // up when the conversation opens); the codes and the checks' reasons are under "details".
+  // up when the conversation opens); the codes and the checks' reasons are under t("details").
   failureLine(result) {
     const err = result.error || {};
     const agents = err.details?.agents || [];
     const model = agents.some((a) => (a.problems || []).some((p) => /model|timeout/.test(p))) || /model|timeout/.test(err.code || "");
     const names = [...new Set(agents.map((a) => this.name(a.agentId)))].join(", ");
-    const why = err.code === "turn_timeout" ? "the reply took too long"
-      : model ? "the model did not answer" : agents.length ? "the reply did not pass the checks" : "something went wrong";
+    const why = err.code === "turn_timeout" ? t("the reply took too long")
+      : model ? t("the model did not answer") : agents.length ? t("the reply did not pass the checks") : t("something went wrong");
     const raw = [`${err.code || "error"}: ${err.message || ""}`,
       ...agents.map((a) => `${this.name(a.agentId)}: ${(a.reasons || a.problems || []).join("; ")}`)];
     this.timeline.querySelectorAll(".notice.failed").forEach((el) => el.remove());  // one at a time
     const el = h("div", { class: "notice failed", dataset: { turnId: result.turnId || "" } },
-      h("span", { class: "failure-text" }, `This turn failed${names ? ` — no reply from ${names}` : ""}: ${why}.`),
-      h("button", { class: "link retry-btn", onclick: () => this.retry(el) }, "Retry"),
-      h("details", { class: "internals" }, h("summary", {}, "details"), h("pre", {}, raw.join("\n"))));
+      h("span", { class: "failure-text" }, (names ? t("This turn failed — no reply from {names}: {why}.", { names, why }) : t("This turn failed: {why}.", { why }))),
+      h("button", { class: "link retry-btn", onclick: () => this.retry(el) }, t("Retry")),
+      h("details", { class: "internals" }, h("summary", {}, t("details")), h("pre", {}, raw.join("\n"))));
     this.timeline.append(el);
     this.scrollDown();
   }
@@ -431,8 +432,8 @@ class ChatScreen {
     const dropped = Object.entries(result.orchestration?.quality || {}).filter(([, q]) => !q.passed);
     if (!dropped.length) return;
     const names = [...new Set(dropped.map(([key]) => this.name(key.split(":")[0])))].join(", ");
-    this.timeline.append(h("div", { class: "notice dropped" }, `${names} did not reply this time.`,
-      h("details", { class: "internals" }, h("summary", {}, "details"),
+    this.timeline.append(h("div", { class: "notice dropped" }, t("{names} did not reply this time.", { names }),
+      h("details", { class: "internals" }, h("summary", {}, t("details")),
         h("pre", {}, dropped.map(([key, q]) => `${key}: ${(q.problems || []).join("; ")}`).join("\n")))));
     this.scrollDown();
   }
@@ -444,12 +445,12 @@ class ChatScreen {
     this.running = true;
     this.refreshComposer();
     this.scrollDown(true);
-    this.status.textContent = "Trying again…";
+    this.status.textContent = t("Trying again…");
     try {
       await this.api.streamTurn(this.conv.id, { idempotencyKey: newKey() }, (event, data) => this.onEvent(event, data), "continue");
     } catch (err) {
-      if (err.status === 401) toast(`Signed out: ${err.message}`);
-      else this.notice(`Could not retry: ${err.message}`, true);
+      if (err.status === 401) toast(t("Signed out: {error}", { error: err.message }));
+      else this.notice(t("Could not retry: {error}", { error: err.message }), true);
       this.status.textContent = "";
     } finally {
       this.running = false;
@@ -471,11 +472,11 @@ class ChatScreen {
     if (!content || this.running) return;
     if (this.overLimit) {
       this.counter.hidden = false;
-      this.status.textContent = "Too long to send: shorten the message first (the count is below).";
+      this.status.textContent = t("Too long to send: shorten the message first (the count is below).");
       return;
     }
     if (this.activeTurnId) {
-      this.status.textContent = "A reply is being written; send when it is done (your text stays here).";
+      this.status.textContent = t("A reply is being written; send when it is done (your text stays here).");
       return;
     }
     this.clearChips();
@@ -483,14 +484,14 @@ class ChatScreen {
     this.running = true;
     this.refreshComposer();
     this.scrollDown(true);  // who sends wants to see the answer
-    this.status.textContent = "Sending…";
+    this.status.textContent = t("Sending…");
     try {
       await this.api.streamTurn(this.conv.id, { content, idempotencyKey: newKey() }, (event, data) => this.onEvent(event, data));
     } catch (err) {
       this.setComposer(content);  // nothing was stored: the text stays for a retry
       if (err.code === "turn_in_progress") this.lockComposer(err.retryAfter ?? err.details?.retryAfterS ?? 5, err.details?.runningTurnId);
-      else if (err.status === 401) toast(`Signed out: ${err.message}`);
-      else this.notice(`Not sent: ${err.message} (${err.code})`, true);
+      else if (err.status === 401) toast(t("Signed out: {error}", { error: err.message }));
+      else this.notice(t("Not sent: {error}", { error: `${err.message} (${err.code})` }), true);
       this.status.textContent = "";
     } finally {
       this.running = false;
@@ -511,7 +512,7 @@ class ChatScreen {
     };
     const tick = async () => {
       this.note.hidden = false;
-      this.note.textContent = `A turn is already running in this conversation; retry in ${left} s.`;
+      this.note.textContent = t("A turn is already running in this conversation; retry in {s} s.", { s: left });
       if (left-- <= 0) return unlock();
       if (!runningTurnId) return;
       try {
@@ -527,10 +528,10 @@ class ChatScreen {
     let el = this.traces.get(turnId);
     if (!el) {
       // In words for the user ("You sound sad · Lia and Heng reply"); the readings with their
-      // sources and who decided are under "details".
+      // sources and who decided are under t("details").
       el = h("div", { class: "trace", dataset: { turnId } },
         h("span", { class: "trace-feeling" }), h("span", { class: "trace-who" }),
-        h("details", { class: "internals" }, h("summary", {}, "details"),
+        h("details", { class: "internals" }, h("summary", {}, t("details")),
           h("span", { class: "trace-emotion" }), h("span", { class: "trace-selection" })));
       this.traces.set(turnId, el);
       // A follower may see a live delta before the logged event that precedes it: the "why" line
@@ -548,7 +549,7 @@ class ChatScreen {
         if (this.doneTurns.has(data.turnId)) break;
         if (data.userMessage && !this.messages.has(data.userMessage.id)) this.put(data.userMessage);
         if (this.activeTurnId !== data.turnId) {
-          this.status.textContent = "Reading the message…";
+          this.status.textContent = t("Reading the message…");
           this.stopBtn.disabled = false;
         }
         this.runningTurnId = this.activeTurnId = data.turnId;
@@ -560,8 +561,8 @@ class ChatScreen {
         const line = this.trace(data.turnId);
         line.querySelector(".trace-emotion").textContent =
           `feeling ${e.primaryEmotion} ${fmt(e.intensity, 2)} (${e.source}) · intent ${i.kind} (${i.source})`;
-        line.querySelector(".trace-feeling").textContent = FEELINGS[e.primaryEmotion] ? `You sound ${FEELINGS[e.primaryEmotion]} · ` : "";
-        this.status.textContent = "Choosing who replies…";
+        line.querySelector(".trace-feeling").textContent = FEELINGS[e.primaryEmotion] ? t("You sound {feeling} · ", { feeling: FEELINGS[e.primaryEmotion] }) : "";
+        this.status.textContent = t("Choosing who replies…");
         break;
       }
       case "turn.selection": {
@@ -571,9 +572,9 @@ class ChatScreen {
         const line = this.trace(data.turnId);
         line.querySelector(".trace-selection").textContent = ` → ${chosen || "nobody"} · decided by ${s.decidedBy}`;
         const who = (s.selectedAgentIds || []).map((id) => this.name(id));
-        line.querySelector(".trace-who").textContent = !who.length ? "Nobody replies this time"
-          : who.length === 1 ? `${who[0]} replies` : `${who.slice(0, -1).join(", ")} and ${who.at(-1)} reply`;
-        this.status.textContent = `${(s.selectedAgentIds || []).map((id) => this.name(id)).join(", ")} typing…`;
+        line.querySelector(".trace-who").textContent = !who.length ? t("Nobody replies this time")
+          : who.length === 1 ? t("{name} replies", { name: who[0] }) : t("{names} and {last} reply", { names: who.slice(0, -1).join(", "), last: who.at(-1) });
+        this.status.textContent = t("{names} typing…", { names: (s.selectedAgentIds || []).map((id) => this.name(id)).join(", ") });
         break;
       }
       case "message.delta": this.onDelta(data); break;
@@ -590,7 +591,7 @@ class ChatScreen {
         break;
       }
       case "suggestions.ready": if (data.status === "ready") this.showChips(data.options || []); break;
-      case "suggestions.failed": this.clearChips(); break;  // nothing intrusive; "Suggest" asks again
+      case "suggestions.failed": this.clearChips(); break;  // nothing intrusive; t("Suggest") asks again
       case "auto.started":
       case "auto.ended":
         if (this.sidePanel === "settings") this.openSettings();
@@ -610,7 +611,7 @@ class ChatScreen {
     if (!d) {
       const text = h("div", { class: "text" });
       const el = h("div", { class: "msg agent draft", dataset: { draftId: data.draftId } },
-        avatar(this.name(data.agentId), data.agentId), h("div", { class: "bubble" }, h("div", { class: "name" }, this.name(data.agentId), h("span", { class: "badge" }, "typing")), text));
+        avatar(this.name(data.agentId), data.agentId), h("div", { class: "bubble" }, h("div", { class: "name" }, this.name(data.agentId), h("span", { class: "badge" }, t("typing"))), text));
       d = { el, textEl: text, text: "", agentId: data.agentId, turnId: data.turnId };
       this.drafts.set(data.draftId, d);
       this.timeline.append(el);
@@ -632,11 +633,11 @@ class ChatScreen {
     const turnId = this.runningTurnId;
     if (!turnId) return;
     this.stopBtn.disabled = true;
-    this.status.textContent = "Stopping…";
+    this.status.textContent = t("Stopping…");
     try {
       await this.api.post(`/v1/conversations/${this.conv.id}/turns/${turnId}/cancel`);
     } catch (err) {
-      if (err.code !== "turn_not_running") this.notice(`Could not stop: ${err.message} (${err.code})`, true);
+      if (err.code !== "turn_not_running") this.notice(t("Could not stop: {error}", { error: `${err.message} (${err.code})` }), true);
       this.stopBtn.disabled = false;
     }
   }
@@ -650,7 +651,7 @@ class ChatScreen {
     this.status.textContent = "";
     for (const m of result.agentMessages || []) if (!this.messages.has(m.id)) this.put(m);
     this.turnCache.set(result.turnId, result);
-    if (result.status === "cancelled") this.notice("Stopped: replies already written are kept.");
+    if (result.status === "cancelled") this.notice(t("Stopped: replies already written are kept."));
     if (result.status === "failed") this.failureLine(result);
     else this.droppedLine(result);
     const s = result.suggestions;
@@ -667,7 +668,7 @@ class ChatScreen {
     try {
       const conv = await this.api.get(`/v1/conversations/${this.conv.id}`);
       const kind = this.layout.querySelector(`[data-conversation-id="${conv.id}"] .kind`);
-      if (kind) kind.textContent = `${conv.kind} · ${conv.messageCount} messages`;
+      if (kind) kind.textContent = t("{kind} · {count} messages", { kind: t(conv.kind), count: conv.messageCount });
     } catch { /* the list is only a convenience */ }
   }
 
@@ -703,13 +704,13 @@ class ChatScreen {
 
   async suggest() {
     const anchor = this.lastAgentMessage();
-    if (!anchor) return toast("Suggestions need an agent message to answer.");
+    if (!anchor) return toast(t("Suggestions need an agent message to answer."));
     this.suggestBtn.disabled = true;
     try {
       const out = await this.api.post(`/v1/conversations/${this.conv.id}/messages/${anchor.id}/suggestions`);
       this.showChips(out.options || []);
     } catch (err) {
-      toast(`No suggestions this time (${err.code}).`);
+      toast(t("No suggestions this time ({code}).", { code: err.code }));
     } finally {
       this.suggestBtn.disabled = false;
     }
@@ -740,10 +741,10 @@ class ChatScreen {
           toast(`No line this time (${data.code}): ${(data.attempts || []).at(-1)?.join("; ") || data.message || ""}`);
         }
       });
-      if (!done) { this.input.value = draft; toast("Write for me was cut off; your text is as you left it."); }
+      if (!done) { this.input.value = draft; toast(t("Write for me was cut off; your text is as you left it.")); }
     } catch (err) {
       this.input.value = draft;
-      toast(`Write for me is not available (${err.code || "error"}).`);
+      toast(t("Write for me is not available ({code}).", { code: err.code || "error" }));
     } finally {
       this.composerChanged();
       this.input.readOnly = false;
@@ -764,26 +765,31 @@ class ChatScreen {
       try {
         const out = await this.api.patch(`/v1/conversations/${this.conv.id}/messages/${id}`, { content: box.value });
         this.put(out);
-        toast("Edited. The Story adopts the edited text on the next turn.");
+        toast(t("Edited. The Story adopts the edited text on the next turn."));
         if (this.sidePanel === "story") this.openStory();
       } catch (err) {
-        toast(`Not saved: ${err.message}`);
+        toast(t("Not saved: {error}", { error: err.message }));
       }
     };
     textEl.replaceChildren(box, h("div", { class: "row", style: "margin-top:.3em" },
-      h("button", { class: "primary edit-save", onclick: save }, "Save"),
-      h("button", { onclick: () => this.put(m) }, "Cancel")));
+      h("button", { class: "primary edit-save", onclick: save }, t("Save")),
+      h("button", { onclick: () => this.put(m) }, t("Cancel"))));
     box.focus();
   }
 
   async regenerate(id) {
     const row = this.rows.get(id);
-    row.querySelector(".regen-btn").disabled = true;
+    const button = row.querySelector(".regen-btn");
+    button.disabled = true;
+    button.textContent = t("Regenerating…");  // progress: the bubble dims until the new version is in
+    row.classList.add("regenerating");
     try {
       this.put(await this.api.post(`/v1/conversations/${this.conv.id}/messages/${id}/regenerate`));
     } catch (err) {
-      toast(`Could not regenerate: ${err.message}`);
-      row.querySelector(".regen-btn").disabled = false;
+      toast(t("Could not regenerate: {error}", { error: err.message }));
+      row.classList.remove("regenerating");
+      button.textContent = t("Regenerate");
+      button.disabled = false;
     }
   }
 
@@ -792,17 +798,17 @@ class ChatScreen {
     try {
       const list = await this.api.get(`/v1/conversations/${this.conv.id}/messages/${id}/versions`);
       const to = list.selected + step;
-      if (to < 1 || to > list.items.length) { toast(step < 0 ? "This is the first version." : "This is the newest version."); return; }
+      if (to < 1 || to > list.items.length) { toast(step < 0 ? t("This is the first version.") : t("This is the newest version.")); return; }
       this.put(await this.api.put(`/v1/conversations/${this.conv.id}/messages/${id}/selected`, { version: to }));
       const row = this.rows.get(id);
-      row?.querySelector(".version-label")?.replaceChildren(`version ${to} of ${list.items.length}`);
+      row?.querySelector(".version-label")?.replaceChildren(t("version {n} of {total}", { n: to, total: list.items.length }));
     } catch (err) {
-      toast(`Could not switch: ${err.message}`);
+      toast(t("Could not switch: {error}", { error: err.message }));
     }
   }
 
   async rewind(id) {
-    if (!window.confirm("Remove every message after this one? The Story goes back to this point.")) return;
+    if (!window.confirm(t("Remove every message after this one? The Story goes back to this point."))) return;
     try {
       const out = await this.api.post(`/v1/conversations/${this.conv.id}/rewind`, { toMessageId: id });
       for (const gone of out.removedMessageIds) {
@@ -817,10 +823,10 @@ class ChatScreen {
       this.clearChips();
       this.refreshTools();
       this.refreshListEntry();
-      toast(out.removedMessages === 1 ? "Rewound: 1 message removed." : `Rewound: ${out.removedMessages} messages removed.`);
+      toast(out.removedMessages === 1 ? t("Rewound: 1 message removed.") : t("Rewound: {n} messages removed.", { n: out.removedMessages }));
       if (this.sidePanel === "story") this.openStory();
     } catch (err) {
-      toast(`Could not rewind: ${err.message}`);
+      toast(t("Could not rewind: {error}", { error: err.message }));
     }
   }
 
@@ -828,7 +834,7 @@ class ChatScreen {
 
   showSide(kind, ...children) {
     this.sidePanel = kind;
-    this.side.replaceChildren(h("button", { class: "icon close", id: "side-close", "aria-label": "Close", onclick: () => this.closeSide() }, "×"),
+    this.side.replaceChildren(h("button", { class: "icon close", id: "side-close", "aria-label": t("Close"), onclick: () => this.closeSide() }, "×"),
       ...children.filter((c) => c instanceof Node));
     this.side.hidden = false;
     this.layout.classList.add("with-side");
@@ -842,7 +848,7 @@ class ChatScreen {
 
   async openWhy(id) {
     const m = this.messages.get(id);
-    this.showSide("why", h("p", { class: "muted" }, "Loading…"));
+    this.showSide("why", h("p", { class: "muted" }, t("Loading…")));
     let turn = this.turnCache.get(m.turnId);
     if (!turn && m.turnId) {
       try {
@@ -871,16 +877,16 @@ class ChatScreen {
 
   // Force-talk: that member replies now, without a message from the user (the usual turn stream).
   async speak(agentId) {
-    if (this.running || this.activeTurnId) return toast("A reply is being written; ask again when it is done.");
+    if (this.running || this.activeTurnId) return toast(t("A reply is being written; ask again when it is done."));
     this.running = true;
     this.refreshComposer();
     this.scrollDown(true);
-    this.status.textContent = `${this.name(agentId)} is about to speak…`;
+    this.status.textContent = t("{name} is about to speak…", { name: this.name(agentId) });
     try {
       await this.api.streamTurn(this.conv.id, { idempotencyKey: newKey() }, (event, data) => this.onEvent(event, data),
         `members/${encodeURIComponent(agentId)}/speak`);
     } catch (err) {
-      this.notice(`${this.name(agentId)} could not speak: ${err.message}`, true);
+      this.notice(t("{name} could not speak: {error}", { name: this.name(agentId), error: err.message }), true);
       this.status.textContent = "";
     } finally {
       this.running = false;
@@ -902,19 +908,19 @@ class ChatScreen {
           return m ? `“${[...m.content].slice(0, 80).join("")}${[...m.content].length > 80 ? "…" : ""}”` : null;
         };
         const words = [
-          ["Now", STORY_STATUS[s.status] || s.status.replace(/_/g, " ")],
-          r?.foreground && ["Scene", `${r.foreground.title}${PHASES[r.foreground.phase] ? ` — ${PHASES[r.foreground.phase]}` : ""}`],
-          r?.main?.theme && ["Main thread", `${r.main.theme}${r.main.direction ? `: ${r.main.direction}` : ""}`],
-          r?.sub?.theme && ["Side thread", `${r.sub.theme}${r.sub.direction ? `: ${r.sub.direction}` : ""}`],
-          goal && ["Current goal", goal.gist],
-          r?.completedGoals?.length > 0 && ["Goals reached", String(r.completedGoals.length)],
-          quote(r?.acceptedMessageId) && ["Accepted", quote(r.acceptedMessageId)],
-          quote(r?.pendingMessageId) && ["Next to adopt", quote(r.pendingMessageId)],
+          [t("Now"), STORY_STATUS[s.status] || s.status.replace(/_/g, " ")],
+          r?.foreground && [t("Scene"), `${r.foreground.title}${PHASES[r.foreground.phase] ? ` — ${PHASES[r.foreground.phase]}` : ""}`],
+          r?.main?.theme && [t("Main thread"), `${r.main.theme}${r.main.direction ? `: ${r.main.direction}` : ""}`],
+          r?.sub?.theme && [t("Side thread"), `${r.sub.theme}${r.sub.direction ? `: ${r.sub.direction}` : ""}`],
+          goal && [t("Current goal"), goal.gist],
+          r?.completedGoals?.length > 0 && [t("Goals reached"), String(r.completedGoals.length)],
+          quote(r?.acceptedMessageId) && [t("Accepted"), quote(r.acceptedMessageId)],
+          quote(r?.pendingMessageId) && [t("Next to adopt"), quote(r.pendingMessageId)],
         ].filter(Boolean);
         return h("div", { class: "story-agent", dataset: { agentId: member.agentId } },
           h("div", { class: "row" }, avatar(member.name, member.agentId), h("strong", {}, member.name)),
           h("dl", { class: "kv story-words" }, words.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
-          h("details", { class: "internals" }, h("summary", {}, "details"),
+          h("details", { class: "internals" }, h("summary", {}, t("details")),
             h("dl", { class: "kv" },
               h("dt", {}, "status"), h("dd", { class: "story-status" }, s.status),
               h("dt", {}, "revision"), h("dd", { class: "story-revision" }, String(s.revision)),
@@ -929,10 +935,10 @@ class ChatScreen {
       }
     }));
     if (this.sidePanel !== "story") return;
-    this.showSide("story", h("h2", {}, "Story"),
-      !enabled && h("p", { class: "muted" }, "Story is off for this conversation."),
-      h("p", { class: "muted" }, "Each agent's Story adopts its last saved reply — edited text included — on the next turn."),
+    this.showSide("story", h("h2", {}, t("Story")),
+      !enabled && h("p", { class: "muted" }, t("Story is off for this conversation.")),
+      h("p", { class: "muted" }, t("Each agent's Story adopts its last saved reply — edited text included — on the next turn.")),
       h("div", { id: "story-panel" }, cards),
-      h("button", { id: "story-refresh", onclick: () => this.openStory() }, "Refresh"));
+      h("button", { id: "story-refresh", onclick: () => this.openStory() }, t("Refresh")));
   }
 }

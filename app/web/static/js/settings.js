@@ -3,23 +3,24 @@
 // Everything goes through the public API; the panel redraws from each answer.
 
 import { avatar, h, pending, toast } from "./dom.js";
+import { t } from "./i18n.js";
 
 const ORDERS = [
-  ["natural", "Natural — whoever fits best answers"],
-  ["list", "In turn — round the members in order"],
-  ["pooled", "Everyone once before anyone twice"],
-  ["manual", "Only who I name or ask to speak"],
+  ["natural", t("Natural — whoever fits best answers")],
+  ["list", t("In turn — round the members in order")],
+  ["pooled", t("Everyone once before anyone twice")],
+  ["manual", t("Only who I name or ask to speak")],
 ];
-const CHATTINESS = [["quiet", "Quiet"], ["balanced", "Balanced"], ["lively", "Lively"]];
+const CHATTINESS = [["quiet", t("Quiet")], ["balanced", t("Balanced")], ["lively", t("Lively")]];
 const LANGUAGES = [["en", "English"], ["zh-CN", "中文"]];
 
 // Why an auto run ended, in words (the code stays in the API's GET …/auto).
 const AUTO_REASONS = {
-  user_stop: "you stopped it", user_message: "you sent a message", turn_cancelled: "Stop was pressed",
-  nobody_to_speak: "nobody was left to speak", turn_failed: "a turn failed", time_limit: "it ran out of time",
-  interrupted: "the server went away", server_stopping: "the server restarted",
+  user_stop: t("you stopped it"), user_message: t("you sent a message"), turn_cancelled: t("Stop was pressed"),
+  nobody_to_speak: t("nobody was left to speak"), turn_failed: t("a turn failed"), time_limit: t("it ran out of time"),
+  interrupted: t("the server went away"), server_stopping: t("the server restarted"),
 };
-const STATUS_WORDS = { completed: "finished", stopped: "stopped", interrupted: "interrupted", failed: "failed" };
+const STATUS_WORDS = { completed: t("finished"), stopped: t("stopped"), interrupted: t("interrupted"), failed: t("failed") };
 
 const option = (value, label, current) => h("option", { value, selected: value === current }, label);
 const field = (label, id, control) => [h("label", { for: id }, label), control];
@@ -31,12 +32,12 @@ export async function settingsPanel(screen) {
   const s = conv.settings || {};
   const redraw = () => screen.openSettings();
   const saved = (out, text) => { screen.conversationChanged(out); toast(text); redraw(); };
-  const failed = (what) => (err) => toast(`${what}: ${err.message}`);
+  const failed = (what) => (err) => toast(`${what}: ${err.message}`);  // what: already in the UI language
 
   // name
-  const title = h("input", { type: "text", id: "settings-title", value: conv.title || "", placeholder: "(the members' names)" });
+  const title = h("input", { type: "text", id: "settings-title", value: conv.title || "", placeholder: t("(the members' names)") });
   const rename = pending(async () => {
-    try { saved(await api.patch(base, { title: title.value.trim() }), "Renamed."); } catch (err) { failed("Not renamed")(err); }
+    try { saved(await api.patch(base, { title: title.value.trim() }), t("Renamed.")); } catch (err) { failed(t("Not renamed"))(err); }
   });
 
   // members
@@ -49,23 +50,23 @@ export async function settingsPanel(screen) {
       mute.disabled = true;
       try {
         saved(await api.patch(`${base}/members/${m.agentId}`, { muted: mute.checked }),
-          mute.checked ? `${m.name} is muted: they reply only when named or asked.` : `${m.name} is no longer muted.`);
-      } catch (err) { mute.checked = !mute.checked; mute.disabled = false; failed("Not changed")(err); }
+          mute.checked ? t("{name} is muted: they reply only when named or asked.", { name: m.name }) : t("{name} is no longer muted.", { name: m.name }));
+      } catch (err) { mute.checked = !mute.checked; mute.disabled = false; failed(t("Not changed"))(err); }
     });
-    const speak = h("button", { class: "member-speak", title: "This member replies now, without a message from you",
-      onclick: () => screen.speak(m.agentId) }, "Speak now");
+    const speak = h("button", { class: "member-speak", title: t("This member replies now, without a message from you"),
+      onclick: () => screen.speak(m.agentId) }, t("Speak now"));
     const remove = isGroup && h("button", { class: "link bad member-remove", onclick: pending(async () => {
-      if (!window.confirm(`Remove ${m.name} from this conversation? Their messages stay.`)) return;
-      try { saved(await api.del(`${base}/members/${m.agentId}`), `${m.name} left the conversation.`); } catch (err) { failed("Not removed")(err); }
-    }) }, "Remove");
+      if (!window.confirm(t("Remove {name} from this conversation? Their messages stay.", { name: m.name }))) return;
+      try { saved(await api.del(`${base}/members/${m.agentId}`), t("{name} left the conversation.", { name: m.name })); } catch (err) { failed(t("Not removed"))(err); }
+    }) }, t("Remove"));
     return h("li", { class: "member-row", dataset: { agentId: m.agentId } },
-      avatar(m.name, m.agentId), h("span", { class: "member-name" }, m.name, m.muted && h("span", { class: "badge" }, "muted")),
-      isGroup && h("label", { class: "inline" }, mute, "Mute"), speak, remove);
+      avatar(m.name, m.agentId), h("span", { class: "member-name" }, m.name, m.muted && h("span", { class: "badge" }, t("muted"))),
+      isGroup && h("label", { class: "inline" }, mute, t("Mute")), speak, remove);
   };
   const addSelect = h("select", { id: "member-add-select" }, others.map((a) => h("option", { value: a.id }, a.name)));
   const add = pending(async () => {
     if (!addSelect.value) return;
-    try { saved(await api.post(`${base}/members`, { agentId: addSelect.value }), "Added to the conversation."); } catch (err) { failed("Not added")(err); }
+    try { saved(await api.post(`${base}/members`, { agentId: addSelect.value }), t("Added to the conversation.")); } catch (err) { failed(t("Not added"))(err); }
   });
 
   // how replies are chosen, language, Story, suggestions
@@ -84,7 +85,7 @@ export async function settingsPanel(screen) {
       story: story.checked ? { enabled: true, modelConfigId: s.story?.modelConfigId || "default" } : { enabled: false },
       autoReply: { enabled: suggest.checked, suggestionCount: Number(count.value) },
     };
-    try { saved(await api.patch(base, { settings }), "Settings saved."); } catch (err) { failed("Not saved")(err); }
+    try { saved(await api.patch(base, { settings }), t("Settings saved.")); } catch (err) { failed(t("Not saved"))(err); }
   });
 
   // auto mode
@@ -93,56 +94,57 @@ export async function settingsPanel(screen) {
   const running = run?.status === "running";
   const turns = h("input", { type: "number", id: "auto-turns", min: 1, max: 20, value: "4" });
   const delay = h("input", { type: "number", id: "auto-delay", min: 0, max: 60, step: 0.5, value: "1" });
-  const autoState = !run ? "Not run yet."
-    : running ? `Running: ${run.turnsDone} of ${run.turns} turns${run.stopping ? " (stopping…)" : ""}.`
-      : `Last run ${STATUS_WORDS[run.status] || run.status}${run.reason ? ` (${AUTO_REASONS[run.reason] || run.reason})` : ""}: ${run.turnsDone} of ${run.turns} turns.`;
+  const autoState = !run ? t("Not run yet.")
+    : running ? t(run.stopping ? "Running: {done} of {turns} turns (stopping…)." : "Running: {done} of {turns} turns.", { done: run.turnsDone, turns: run.turns })
+      : t(run.reason ? "Last run {status} ({reason}): {done} of {turns} turns." : "Last run {status}: {done} of {turns} turns.",
+        { status: STATUS_WORDS[run.status] || run.status, reason: AUTO_REASONS[run.reason] || run.reason, done: run.turnsDone, turns: run.turns });
   const startAuto = pending(async () => {
     try {
       await api.post(`${base}/auto`, { turns: Number(turns.value), delayMs: Math.round(Number(delay.value) * 1000) });
-      toast("Auto mode started: the members talk among themselves.");
-    } catch (err) { failed("Auto mode did not start")(err); }
+      toast(t("Auto mode started: the members talk among themselves."));
+    } catch (err) { failed(t("Auto mode did not start"))(err); }
     redraw();
   });
   const stopAuto = pending(async () => {
-    try { await api.del(`${base}/auto`); toast("Auto mode is stopping."); } catch (err) { failed("Not stopped")(err); }
+    try { await api.del(`${base}/auto`); toast(t("Auto mode is stopping.")); } catch (err) { failed(t("Not stopped"))(err); }
     redraw();
   });
 
   // delete
   const remove = pending(async () => {
-    if (!window.confirm(`Delete “${conv.title || conv.members.map((m) => m.name).join(", ")}” and all its messages? This cannot be undone.`)) return;
+    if (!window.confirm(t("Delete “{title}” and all its messages? This cannot be undone.", { title: conv.title || conv.members.map((m) => m.name).join(", ") }))) return;
     try {
       await api.del(base);
-      toast("Conversation deleted.");
+      toast(t("Conversation deleted."));
       location.hash = "#/";
-    } catch (err) { failed("Not deleted")(err); }
+    } catch (err) { failed(t("Not deleted"))(err); }
   });
 
   return h("div", { id: "settings-panel" },
-    h("h2", {}, "Conversation settings"),
-    h("section", {}, field("Name", "settings-title", title),
-      h("div", { class: "row", style: "margin-top:.4em" }, h("button", { id: "settings-rename", onclick: rename }, "Rename"))),
-    h("section", {}, h("h3", {}, "Members"),
+    h("h2", {}, t("Conversation settings")),
+    h("section", {}, field(t("Name"), "settings-title", title),
+      h("div", { class: "row", style: "margin-top:.4em" }, h("button", { id: "settings-rename", onclick: rename }, t("Rename")))),
+    h("section", {}, h("h3", {}, t("Members")),
       h("ul", { class: "member-list", id: "member-list" }, conv.members.map(memberRow)),
       isGroup && others.length > 0 && h("div", { class: "row" }, addSelect,
-        h("button", { id: "member-add", onclick: add }, "Add")),
-      isGroup && h("p", { class: "muted small" }, "A muted member still reads along and replies when named or asked to speak.")),
-    h("section", {}, h("h3", {}, "Replies"),
-      field("Who replies", "settings-order", order),
-      field("At most this many replies to a message", "settings-limit", limit),
-      field("Chattiness", "settings-chattiness", chatty),
-      field("Language", "settings-language", language),
-      h("label", { class: "inline" }, story, "Story (each member keeps a running story)"),
-      h("label", { class: "inline" }, suggest, "Suggest my next replies"),
-      field("Suggestions shown", "settings-suggestion-count", count),
-      h("div", { class: "row", style: "margin-top:.6em" }, h("button", { class: "primary", id: "settings-save", onclick: saveSettings }, "Save settings"))),
-    isGroup && h("section", { id: "auto-section" }, h("h3", {}, "Auto mode"),
-      h("p", { class: "muted small" }, "The members talk among themselves for a few turns; sending a message stops it."),
+        h("button", { id: "member-add", onclick: add }, t("Add"))),
+      isGroup && h("p", { class: "muted small" }, t("A muted member still reads along and replies when named or asked to speak."))),
+    h("section", {}, h("h3", {}, t("Replies")),
+      field(t("Who replies"), "settings-order", order),
+      field(t("At most this many replies to a message"), "settings-limit", limit),
+      field(t("Chattiness"), "settings-chattiness", chatty),
+      field(t("Language"), "settings-language", language),
+      h("label", { class: "inline" }, story, t("Story (each member keeps a running story)")),
+      h("label", { class: "inline" }, suggest, t("Suggest my next replies")),
+      field(t("Suggestions shown"), "settings-suggestion-count", count),
+      h("div", { class: "row", style: "margin-top:.6em" }, h("button", { class: "primary", id: "settings-save", onclick: saveSettings }, t("Save settings")))),
+    isGroup && h("section", { id: "auto-section" }, h("h3", {}, t("Auto mode")),
+      h("p", { class: "muted small" }, t("The members talk among themselves for a few turns; sending a message stops it.")),
       h("p", { id: "auto-status" }, autoState),
-      running ? h("button", { id: "auto-stop", onclick: stopAuto }, "Stop auto mode")
-        : h("div", { class: "row" }, h("label", { for: "auto-turns", class: "inline" }, "Turns"), turns,
-          h("label", { for: "auto-delay", class: "inline" }, "Pause (s)"), delay,
-          h("button", { id: "auto-start", onclick: startAuto }, "Start"))),
-    h("section", {}, h("h3", {}, "Delete"),
-      h("button", { class: "danger", id: "conversation-delete", onclick: remove }, "Delete this conversation")));
+      running ? h("button", { id: "auto-stop", onclick: stopAuto }, t("Stop auto mode"))
+        : h("div", { class: "row" }, h("label", { for: "auto-turns", class: "inline" }, t("Turns")), turns,
+          h("label", { for: "auto-delay", class: "inline" }, t("Pause (s)")), delay,
+          h("button", { id: "auto-start", onclick: startAuto }, t("Start")))),
+    h("section", {}, h("h3", {}, t("Delete")),
+      h("button", { class: "danger", id: "conversation-delete", onclick: remove }, t("Delete this conversation"))));
 }
