@@ -366,6 +366,8 @@ class ChatScreen {
       h("div", { class: "text" }, markdown(m.content)));
     const rewind = h("button", { class: "link rewind-btn", hidden: true, title: t("Remove everything after this message"),
       onclick: () => this.rewind(m.id) }, t("Rewind to here"));
+    const copy = h("button", { class: "link copy-btn", onclick: () => this.copy(m.id) }, t("Copy"));
+    const remove = h("button", { class: "link delete-btn", onclick: () => this.remove(m.id) }, t("Delete"));
     if (!isUser) {
       const versions = m.selectedVersion != null && h("span", { class: "versions" },
         h("button", { class: "link version-prev", "aria-label": t("Previous version"), onclick: () => this.swipe(m.id, -1) }, "‹"),
@@ -376,23 +378,78 @@ class ChatScreen {
         h("button", { class: "link why-btn", onclick: () => this.openWhy(m.id) }, t("Why this speaker?")),
         h("button", { class: "link edit-btn", hidden: true, onclick: () => this.edit(m.id) }, t("Edit")),
         h("button", { class: "link regen-btn", hidden: true, onclick: () => this.regenerate(m.id) }, t("Regenerate")),
-        rewind));
+        h("button", { class: "link continue-btn", hidden: true, title: t("{name} carries on, without a message from you", { name: who }),
+          onclick: () => this.carryOn(m.agentId) }, t("Continue")),
+        copy, remove, rewind));
     } else {
-      bubble.append(h("div", { class: "tools" }, rewind));
+      bubble.append(h("div", { class: "tools" },
+        h("button", { class: "link edit-btn", onclick: () => this.edit(m.id) }, t("Edit")), copy, remove, rewind));
     }
     return h("div", { class: `msg ${isUser ? "user" : "agent"}`, dataset: { messageId: m.id, agentId: m.agentId || "" } },
       avatar(who, isUser ? `user:${who}` : m.agentId), bubble);
   }
 
-  // Edit and regenerate are offered on each agent's newest message (what the Story adopts next turn).
+  // Edit and regenerate are offered on each agent's newest message (what the Story adopts next
+  // turn), edit on every message of the user's; Continue on the last message when an agent wrote it.
   refreshTools() {
     const newest = new Map();
-    for (const m of this.messages.values()) if (m.role === "agent") newest.set(m.agentId, m.id);
+    for (const m of this.messages.values()) {
+      if (m.role === "agent" && !(this.messages.get(newest.get(m.agentId))?.seq > m.seq)) newest.set(m.agentId, m.id);
+    }
     const keep = new Set(newest.values());
     const last = [...this.messages.values()].reduce((a, m) => (a == null || m.seq > a.seq ? m : a), null);
     for (const [id, row] of this.rows) {
-      row.querySelectorAll(".edit-btn, .regen-btn").forEach((b) => { b.hidden = !keep.has(id); });
+      if (this.messages.get(id)?.role === "agent") row.querySelectorAll(".edit-btn, .regen-btn").forEach((b) => { b.hidden = !keep.has(id); });
       row.querySelectorAll(".rewind-btn").forEach((b) => { b.hidden = !last || id === last.id; });
+      row.querySelectorAll(".continue-btn").forEach((b) => { b.hidden = !last || id !== last.id; });
+    }
+  }
+
+  async copy(id) {
+    const text = this.messages.get(id)?.content ?? "";
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch {  // no clipboard permission (an old browser, plain http): the selection way
+      const box = h("textarea", { style: "position:fixed;opacity:0" });
+      box.value = text;
+      document.body.append(box);
+      box.select();
+      document.execCommand("copy");
+      box.remove();
+    }
+    toast(t("Copied."));
+  }
+
+  async remove(id) {
+    if (!window.confirm(t("Delete this message? The replies after it stay."))) return;
+    try {
+      await this.api.del(`/v1/conversations/${this.conv.id}/messages/${id}`);
+      this.rows.get(id)?.remove();
+      this.rows.delete(id);
+      this.messages.delete(id);
+      this.refreshTools();
+      this.refreshListEntry();
+      toast(t("Message deleted."));
+    } catch (err) {
+      toast(t("Could not delete: {error}", { error: err.message }));
+    }
+  }
+
+  // Continue: the agent carries on from its last message (POST …/continue, the usual turn stream).
+  async carryOn(agentId) {
+    if (this.running || this.activeTurnId) return toast(t("A reply is being written; ask again when it is done."));
+    this.running = true;
+    this.refreshComposer();
+    this.scrollDown(true);
+    this.status.textContent = t("{name} is about to speak…", { name: this.name(agentId) });
+    try {
+      await this.api.streamTurn(this.conv.id, { idempotencyKey: newKey(), agentId }, (event, data) => this.onEvent(event, data), "continue");
+    } catch (err) {
+      this.notice(t("{name} could not speak: {error}", { name: this.name(agentId), error: err.message }), true);
+      this.status.textContent = "";
+    } finally {
+      this.running = false;
+      this.refreshComposer();
     }
   }
 
