@@ -822,7 +822,7 @@ class ChatScreen {
       try {
         const out = await this.api.patch(`/v1/conversations/${this.conv.id}/messages/${id}`, { content: box.value });
         this.put(out);
-        toast(t("Edited. The Story adopts the edited text on the next turn."));
+        toast(m.role === "user" ? t("Edited.") : t("Edited. The Story adopts the edited text on the next turn."));
         if (this.sidePanel === "story") this.openStory();
       } catch (err) {
         toast(t("Not saved: {error}", { error: err.message }));

@@ -69,7 +69,7 @@ const ZH = {
   "Could not rewind: {error}": "无法回退：{error}", "Close": "关闭", "Loading…": "加载中…",
   "A reply is being written; ask again when it is done.": "正在写回复；写完后再试。",
   "{name} is about to speak…": "{name}准备发言…", "{name} could not speak: {error}": "{name}无法发言：{error}",
-  "Copy": "复制", "Copied.": "已复制。", "Continue": "继续", "{name} carries on, without a message from you": "{name}接着说，无需你先发消息",
+  "Edited.": "已编辑。", "Copy": "复制", "Copied.": "已复制。", "Continue": "继续", "{name} carries on, without a message from you": "{name}接着说，无需你先发消息",
   "Delete this message? The replies after it stay.": "删除这条消息？之后的回复会保留。", "Message deleted.": "消息已删除。",
   "Could not delete: {error}": "无法删除：{error}",
   // the Story panel
