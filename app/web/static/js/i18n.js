@@ -4,7 +4,7 @@
 // codes are never translated.
 
 const KEY = "companion.lang";
-export const LANGS = [["en", "English"], ["zh-CN", "中文"]];
+export const LANGS = [["en", "EN"], ["zh-CN", "中文"]];  // short: the switch sits in the top bar, a phone's too
 
 const ZH = {
   // shell
