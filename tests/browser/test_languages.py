@@ -36,6 +36,8 @@ def test_the_ui_follows_the_browser_language_and_the_switch(browser, server: str
         expect(page.locator(".msg.user .text")).to_have_text(["hello there"])  # the message itself is as typed
         expect(page.locator(".trace .trace-who")).to_have_text("Lin回复")
         expect(page.locator(".trace .trace-selection")).to_be_hidden()  # the codes stay under "详情"
+        page.locator(".msg.agent .why-btn").first.click()
+        expect(page.locator("#why-panel h2")).to_have_text("为什么是Lin回复")
         page.click("#settings-btn")
         expect(page.locator("#settings-panel h2")).to_have_text("会话设置")
         shot(page, f"chinese-ui-desktop-{backend}")

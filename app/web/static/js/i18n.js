@@ -72,6 +72,14 @@ const ZH = {
   "Edited.": "已编辑。", "Copy": "复制", "Copied.": "已复制。", "Continue": "继续", "{name} carries on, without a message from you": "{name}接着说，无需你先发消息",
   "Delete this message? The replies after it stay.": "删除这条消息？之后的回复会保留。", "Message deleted.": "消息已删除。",
   "Could not delete: {error}": "无法删除：{error}",
+  // the why panel: headings and labels (the values are the pipeline's own codes)
+  "Why {name} replied": "为什么是{name}回复", "Decision": "决定", "Emotion": "情绪", "Intent": "意图", "Candidates": "候选",
+  "Timings": "耗时", "Usage": "用量", "selected by": "选中方式", "decided by": "决定者", "reason": "理由", "mentions": "点名",
+  "LLM selector": "模型选择器", "LLM problems": "模型选择的问题", "reply target": "回复数", "weights": "权重版本",
+  "cross reply": "互相回复", "emotion": "情绪", "source": "来源", "needs": "需要", "social energy": "社交能量", "kind": "类型",
+  "addressed": "被提到", "wants several voices": "想听多人意见", "model": "模型", "input tokens": "输入 token",
+  "output tokens": "输出 token", "estimated": "估算", "attempts": "尝试次数", "quality": "质量检查", "outcome": "结果",
+  "revision": "版本", "tool calls": "工具调用", "diagnostics": "诊断",
   // the Story panel
   "Now": "现在", "Scene": "场景", "Main thread": "主线", "Side thread": "支线", "Current goal": "当前目标",
   "Goals reached": "已达成目标", "Accepted": "已采用", "Next to adopt": "下一条将采用", "Refresh": "刷新",

@@ -3,9 +3,10 @@
 // its turn (GET /v1/conversations/{id}/turns/{turnId}).
 
 import { fmt, h } from "./dom.js";
+import { t } from "./i18n.js";
 
 const kv = (pairs) => h("dl", { class: "kv" }, pairs.filter(([, v]) => v !== undefined)
-  .map(([k, v]) => [h("dt", {}, k), h("dd", {}, v instanceof Node ? v : fmt(v))]));
+  .map(([k, v]) => [h("dt", {}, t(k)), h("dd", {}, v instanceof Node ? v : fmt(v))]));
 
 function candidatesTable(selection, name) {
   const cands = selection?.candidates || [];
@@ -37,8 +38,8 @@ export function whyPanel(message, turn, name) {
   const quality = orch.quality?.[message.agentId + (message.replyKind === "cross" ? ":cross" : "")];
   const story = meta.story;
   return h("div", { id: "why-panel" },
-    h("h2", {}, `Why ${name(message.agentId)} replied`),
-    h("section", {}, h("h3", {}, "Decision"), kv([
+    h("h2", {}, t("Why {name} replied", { name: name(message.agentId) })),
+    h("section", {}, h("h3", {}, t("Decision")), kv([
       ["selected by", h("strong", { id: "why-selected-by" }, meta.selectedBy || "–")],
       ["decided by", sel.decidedBy],
       ["reason", sel.reason],
@@ -49,23 +50,23 @@ export function whyPanel(message, turn, name) {
       ["weights", sel.weightsVersion],
       message.replyKind === "cross" && ["cross reply", `to ${name(message.respondToAgentId)}: ${meta.crossReplyReason || ""}`],
     ].filter(Boolean))),
-    h("section", {}, h("h3", {}, "Emotion"), kv([
+    h("section", {}, h("h3", {}, t("Emotion")), kv([
       ["emotion", `${emotion.primaryEmotion} · intensity ${fmt(emotion.intensity, 2)}`],
       ["source", h("span", { id: "why-emotion-source" }, emotion.source || (turn ? "–" : "not loaded"))],
       ["needs", ["Comfort", "Advice", "Deescalation"].filter((n) => emotion[`needs${n}`]).join(", ") || "none"],
       ["social energy", emotion.socialEnergy],
       ["reason", emotion.reason],
     ])),
-    h("section", {}, h("h3", {}, "Intent"), kv([
+    h("section", {}, h("h3", {}, t("Intent")), kv([
       ["kind", intent.kind],
       ["source", intent.source],
       ["addressed", (intent.addressedAgentIds || []).map(name).join(", ") || "none"],
       ["wants several voices", intent.wantsMultipleVoices ? "yes" : "no"],
       ["reason", intent.reason],
     ])),
-    h("section", {}, h("h3", {}, "Candidates"), candidatesTable(sel, name)),
-    h("section", {}, h("h3", {}, "Timings"), table(meta.timings, " ms")),
-    h("section", {}, h("h3", {}, "Usage"), kv([
+    h("section", {}, h("h3", {}, t("Candidates")), candidatesTable(sel, name)),
+    h("section", {}, h("h3", {}, t("Timings")), table(meta.timings, " ms")),
+    h("section", {}, h("h3", {}, t("Usage")), kv([
       ["model", meta.model],
       ["input tokens", meta.usage?.inputTokens],
       ["output tokens", meta.usage?.outputTokens],
@@ -73,7 +74,7 @@ export function whyPanel(message, turn, name) {
       ["attempts", meta.attempts],
       quality && ["quality", quality.passed ? `passed (${quality.attempts} attempt(s)${quality.regeneratedFor?.length ? `, regenerated for ${quality.regeneratedFor.join(", ")}` : ""})` : `dropped: ${quality.problems.join(", ")}`],
     ].filter(Boolean))),
-    story && h("section", {}, h("h3", {}, "Story"), kv([
+    story && h("section", {}, h("h3", {}, t("Story")), kv([
       ["outcome", story.outcome],
       ["revision", story.revision],
       ["tool calls", (story.toolCalls || []).join(", ")],
