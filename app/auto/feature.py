@@ -8,7 +8,6 @@ away, whether it crashed or was restarted. On a clean shutdown the runner ends i
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -19,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.auto import repository as runs
 from app.auto.controller import AutoController
 from app.auto.runner import AutoRunner, announce
-from app.background import running_beside
+from app.background import every, running_beside
 from app.events.hub import EventHub
 from app.turns.repository import REAP_EVERY_S
 
@@ -36,21 +35,14 @@ async def reap_once(sessions: async_sessionmaker[AsyncSession], hub: EventHub) -
     return ended
 
 
-async def _reap_forever(sessions: async_sessionmaker[AsyncSession], hub: EventHub) -> None:
-    while True:
-        try:
-            await reap_once(sessions, hub)
-        except Exception:  # noqa: BLE001 - the database may be away for a moment; look again
-            log.debug("auto reaper pass failed", exc_info=True)
-        await asyncio.sleep(REAP_EVERY_S)
-
-
 @contextlib.asynccontextmanager
 async def lifespan(app: Litestar) -> AsyncIterator[None]:
     """After the turn pipeline and the event hub exist; stops first (its runs end before them)."""
-    runner = app.state.auto_runner = AutoRunner(app.state.turn_pipeline, app.state.event_hub)
+    sessions, hub = app.state.sessions, app.state.event_hub
+    runner = app.state.auto_runner = AutoRunner(app.state.turn_pipeline, hub)
     try:
-        async with running_beside(_reap_forever(app.state.sessions, app.state.event_hub), name="auto-reaper"):
+        async with running_beside(every(REAP_EVERY_S, lambda: reap_once(sessions, hub), log=log, what="auto reaper"),
+                                  name="auto-reaper"):
             yield
     finally:
         await runner.close()

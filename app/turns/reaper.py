@@ -9,7 +9,6 @@ changed, so each dead turn is ended and announced by exactly one of them.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -17,7 +16,7 @@ from collections.abc import AsyncIterator
 from litestar import Litestar
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.background import running_beside
+from app.background import every, running_beside
 from app.events.hub import EventHub
 from app.turns import repository
 
@@ -43,12 +42,7 @@ async def reap_once(sessions: async_sessionmaker[AsyncSession], hub: EventHub) -
 
 async def reap_forever(sessions: async_sessionmaker[AsyncSession], hub: EventHub,
                        every_s: float = repository.REAP_EVERY_S) -> None:  # fmt: skip
-    while True:
-        try:
-            await reap_once(sessions, hub)
-        except Exception:  # noqa: BLE001 - the database may be away for a moment; look again
-            log.debug("reaper pass failed", exc_info=True)
-        await asyncio.sleep(every_s)
+    await every(every_s, lambda: reap_once(sessions, hub), log=log, what="reaper")
 
 
 @contextlib.asynccontextmanager
