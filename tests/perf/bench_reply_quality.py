@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import os
 import sqlite3
 import statistics
 import sys
@@ -142,7 +143,8 @@ def mean_pairwise(options: list[str], names: list[str]) -> float:
 
 
 async def run(base_url: str, model: str, languages: dict[str, int], story_turns: int, timeout_ms: int,
-              orchestration: str = "staged", emotion_source: str = "model") -> dict[str, Any]:  # fmt: skip
+              orchestration: str = "staged", emotion_source: str = "model",
+              suggestion_timeout_ms: int = 15_000) -> dict[str, Any]:  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"
         settings = make_settings(f"sqlite+aiosqlite:///{db}", Path(tmp), COMPANION_LLM_BASE_URL=base_url,
@@ -163,7 +165,8 @@ async def run(base_url: str, model: str, languages: dict[str, int], story_turns:
                     continue
                 group = await Group(client, language, {"replyLimit": 2, "selection": {"mode": "llm"},
                                                       "orchestration": orchestration,
-                                                      "emotionSource": emotion_source}).create()  # fmt: skip
+                                                      "emotionSource": emotion_source,
+                                                      "autoReply": {"timeoutMs": suggestion_timeout_ms}}).create()  # fmt: skip
                 for text, expected in LINES[language][:count]:
                     started = time.perf_counter()
                     turn = await group.turn(text)
@@ -275,16 +278,20 @@ async def main() -> None:
             handle = start_simulator_in_thread(latency_ms=0, seed=5)
             stack.callback(handle.stop)
             base, timeout_ms, label = handle.base_url, 10_000, "simulator (schema-following, simulated text)"
+            suggestion_timeout_ms = 15_000  # the default
         else:
             from tests.realmodel.server import llama_server
 
             base = stack.enter_context(llama_server(model_name=args.target))
             timeout_ms = 120_000
+            suggestion_timeout_ms = 30_000  # the most autoReply.timeoutMs allows, as the README tells CPU users
             label = {"qwen": "llama-server Qwen2.5-Coder-0.5B-Instruct Q4_K_M, CPU",
                      "smollm2": "llama-server SmolLM2-135M-Instruct Q4_1, CPU"}[args.target]  # fmt: skip
         started = time.perf_counter()
-        result = await run(base, args.target, languages, story, timeout_ms, args.orchestration, args.emotion_source)
-    print(json.dumps({"target": label, "orchestration": args.orchestration, "emotionSource": args.emotion_source, "wallS": round(time.perf_counter() - started, 1), **result},
+        result = await run(base, args.target, languages, story, timeout_ms, args.orchestration, args.emotion_source,
+                           suggestion_timeout_ms)  # fmt: skip
+    print(json.dumps({"target": label, "orchestration": args.orchestration, "emotionSource": args.emotion_source,
+                      "suggestionTimeoutMs": suggestion_timeout_ms, "loadAverage1m": round(os.getloadavg()[0], 2), "wallS": round(time.perf_counter() - started, 1), **result},
                      ensure_ascii=False, indent=1))  # fmt: skip
 
 
