@@ -16,6 +16,7 @@ from app.llm.usage import add_usage
 from app.turns.actor_prompt import ActorPrompt
 from app.turns.drafts import DraftChannel
 from app.turns.quality import reply_problems, strip_own_label
+from app.turns.sign_off import trim_sign_off
 
 
 MODEL_FAILURE_RETRIES = 2  # same-request retries of a reply after a transient failure the gateway could not retry
@@ -87,7 +88,7 @@ async def generate_checked(
                 await draft.discard(failure)
             continue  # the same request again (after failed checks, still the correction)
         usage = add_usage(usage, result.usage)
-        text = strip_own_label(result.text or "", checks.own_names)
+        text = trim_sign_off(strip_own_label(result.text or "", checks.own_names))
         problems = reply_problems(
             text, language=checks.language, max_chars=max_chars, other_names=checks.other_names,
             earlier_replies=earlier_replies, own_names=checks.own_names, user_text=checks.user_text,
