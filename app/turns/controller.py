@@ -17,6 +17,7 @@ from app.auto import service as auto_service
 from app.db import fence
 from app.events import TurnEventSink
 from app.events.follow import follow
+from app.events.outbox import Outbox
 from app.events.sink import CLOSED
 from app.errors import ModelNotConfigured
 from app.messages.service import check_content
@@ -126,22 +127,21 @@ async def run_logged(pipeline: Any, started: Any, sink: TurnEventSink, emit: Any
 
 
 async def _stream(pipeline: Any, started: Any, sink: TurnEventSink, **options: Any) -> AsyncIterator[dict[str, Any]]:
-    """Every event goes through the sink; a logged one carries its log id (deltas have none)."""
-    queue: asyncio.Queue[tuple[str, dict[str, Any], asyncio.Future[int | None]] | None] = asyncio.Queue()
+    """Every event goes through the sink; a logged one carries its log id (deltas have none and
+    do not wait for the writes before them: ``app.events.outbox``)."""
+    outbox = Outbox()
 
     async def emit(event: str, data: dict[str, Any]) -> None:  # the turn never waits for the log
-        queue.put_nowait((event, data, sink.enqueue(event, data)))
+        outbox.put(event, data, sink.enqueue(event, data))
 
     async def run() -> None:
         try:
             await run_logged(pipeline, started, sink, emit, **options)
         finally:
-            await queue.put(None)
+            outbox.end()
 
     task = asyncio.ensure_future(run())  # keeps running if the client disconnects
-    while (item := await queue.get()) is not None:
-        event, data, logged = item
-        event_id = await asyncio.shield(logged)
+    async for event, data, event_id in outbox.drain():
         out: dict[str, Any] = {"event": event, "data": json.dumps(data, ensure_ascii=False, default=str)}
         if event_id is not None:
             out["id"] = event_id

@@ -36,16 +36,18 @@ async def test_a_client_that_missed_events_gets_them_replayed_after_its_id(turn_
     events = await _sse_turn(turn_api, conv["id"])
     turn_id = events[0]["data"]["turnId"]
     resp = await turn_api.client.get(f"/v1/conversations/{conv['id']}/events",
-                                     params={"after": events[1]["id"], "turnId": turn_id}, headers={**ALICE, **SSE})  # fmt: skip
+                                     params={"after": events[0]["id"], "turnId": turn_id}, headers={**ALICE, **SSE})  # fmt: skip
     assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/event-stream")
     replayed = parse(resp.text)
-    assert _durable(replayed) == _durable(events[2:])  # same ids, names, data
+    assert _durable(replayed) == _durable(events)[1:]  # same ids, names, data
     names = [e["event"] for e in replayed]
     # a turnId stream ends with its turn's last event, after the late parts (issue 33: suggestions
     # never reached a follower that used ?turnId=)
     assert names[-1] == "turn.closed" and names.index("turn.completed") < names.index("suggestions.ready")
     assert next(e for e in replayed if e["event"] == "turn.completed")["data"]["more"] is True
-    assert _text(replayed) == _text(events[2:])  # deltas may come coalesced, the text is the same
+    # deltas may come coalesced, and live ones may pass a durable event being written (placed by
+    # offset, so one seen twice after a resume writes the same text): the text is the same
+    assert _text(replayed) == _text(events[1:])
 
 
 def _durable(events: list[dict]) -> list[dict]:

@@ -159,10 +159,14 @@ async def test_sse_events_arrive_in_order(turn_api: Api, world: World) -> None:
     resp = await turn_api.client.post(f"/v1/conversations/{conv['id']}/turns", json={"content": "我今天好难过"},
                                       headers={**ALICE, "accept": "text/event-stream"})  # fmt: skip
     events = [line.split(":", 1)[1].strip() for line in resp.text.splitlines() if line.startswith("event:")]
-    deltas_merged = [e for i, e in enumerate(events) if not (e == "message.delta" and events[i - 1] == e)]
+    durable = [e for e in events if e != "message.delta"]
     # Suggestions never delay turn.completed: they follow it on the same stream.
-    assert deltas_merged == ["turn.started", "turn.emotion", "turn.selection", "message.delta", "message.created",
-                             "turn.completed", "suggestions.ready", "turn.closed"]
+    assert durable == ["turn.started", "turn.emotion", "turn.selection", "message.created",
+                       "turn.completed", "suggestions.ready", "turn.closed"]
+    # The reply's words come after the turn is announced and before the saved message; they may
+    # pass the understanding events while those are still being written (app.events.outbox).
+    deltas = [i for i, e in enumerate(events) if e == "message.delta"]
+    assert deltas and 0 < min(deltas) and max(deltas) < events.index("message.created")
 
 
 async def test_turn_can_be_read_back_and_metrics_are_written(turn_api: Api, world: World, engine) -> None:
