@@ -88,7 +88,8 @@ async def generate_checked(
                 await draft.discard(failure)
             continue  # the same request again (after failed checks, still the correction)
         usage = add_usage(usage, result.usage)
-        text = trim_sign_off(strip_own_label(result.text or "", checks.own_names))
+        text = trim_sign_off(strip_own_label(result.text or "", checks.own_names),
+                             (*checks.window, checks.user_text))  # fmt: skip
         problems = reply_problems(
             text, language=checks.language, max_chars=max_chars, other_names=checks.other_names,
             earlier_replies=earlier_replies, own_names=checks.own_names, user_text=checks.user_text,

@@ -62,3 +62,24 @@ async def test_a_reply_that_was_only_a_sign_off_is_regenerated() -> None:
     reply = await generate_checked(model, prompt, LIA, max_chars=4000, earlier_replies=[])
     assert not reply.dropped and reply.text == "我在这里陪着你。" and reply.attempts == 2
     assert [p.split(":")[0] for p in reply.regenerated_for] == ["empty"]
+
+
+def test_a_closing_sentence_the_window_already_had_is_cut() -> None:
+    tic = "同时，也要注意个人的生活习惯和饮食习惯，以提高生活质量。"
+    window = ["我建议多休息。" + tic, "今天天气不错"]
+    reply = "我建议你可以先存钱，因为存钱可以减少利息。" + tic
+    assert trim_sign_off(reply, window) == "我建议你可以先存钱，因为存钱可以减少利息。"
+    assert trim_sign_off(tic, window) == tic  # nothing else: left whole for repeats_earlier to name
+    assert trim_sign_off("好呀，抱抱你！", ["抱抱你！"]) == "好呀，抱抱你！"  # short lines may come again
+    assert trim_sign_off(tic + "你觉得呢？", window) == tic + "你觉得呢？"  # only the end is looked at
+
+
+def test_a_reply_wrapped_in_quotes_loses_them() -> None:
+    assert trim_sign_off("“爬山是一种放松身心的好方式。”") == "爬山是一种放松身心的好方式。"
+    assert trim_sign_off('"Sounds fun!"') == "Sounds fun!"
+    assert trim_sign_off("“好”和“坏”都要想。") == "“好”和“坏”都要想。"
+    assert trim_sign_off("“你说得对。”我想了想，“走吧。”") == "“你说得对。”我想了想，“走吧。”"
+
+
+def test_if_you_need_help_is_a_sign_off() -> None:
+    assert trim_sign_off("That's completely normal. If you need help, feel free to ask.") == "That's completely normal."
