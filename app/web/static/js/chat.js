@@ -436,14 +436,19 @@ class ChatScreen {
   }
 
   // Continue: the agent carries on from its last message (POST …/continue, the usual turn stream).
-  async carryOn(agentId) {
+  carryOn(agentId) {
+    return this.agentTurn(agentId, { agentId }, "continue");
+  }
+
+  // A turn without a user message in which ``agentId`` speaks (Continue, force-talk), streamed as usual.
+  async agentTurn(agentId, body, path) {
     if (this.running || this.activeTurnId) return toast(t("A reply is being written; ask again when it is done."));
     this.running = true;
     this.refreshComposer();
     this.scrollDown(true);
     this.status.textContent = t("{name} is about to speak…", { name: this.name(agentId) });
     try {
-      await this.api.streamTurn(this.conv.id, { idempotencyKey: newKey(), agentId }, (event, data) => this.onEvent(event, data), "continue");
+      await this.api.streamTurn(this.conv.id, { idempotencyKey: newKey(), ...body }, (event, data) => this.onEvent(event, data), path);
     } catch (err) {
       this.notice(t("{name} could not speak: {error}", { name: this.name(agentId), error: err.message }), true);
       this.status.textContent = "";
@@ -933,22 +938,8 @@ class ChatScreen {
   }
 
   // Force-talk: that member replies now, without a message from the user (the usual turn stream).
-  async speak(agentId) {
-    if (this.running || this.activeTurnId) return toast(t("A reply is being written; ask again when it is done."));
-    this.running = true;
-    this.refreshComposer();
-    this.scrollDown(true);
-    this.status.textContent = t("{name} is about to speak…", { name: this.name(agentId) });
-    try {
-      await this.api.streamTurn(this.conv.id, { idempotencyKey: newKey() }, (event, data) => this.onEvent(event, data),
-        `members/${encodeURIComponent(agentId)}/speak`);
-    } catch (err) {
-      this.notice(t("{name} could not speak: {error}", { name: this.name(agentId), error: err.message }), true);
-      this.status.textContent = "";
-    } finally {
-      this.running = false;
-      this.refreshComposer();
-    }
+  speak(agentId) {
+    return this.agentTurn(agentId, {}, `members/${encodeURIComponent(agentId)}/speak`);
   }
 
   async openStory() {
