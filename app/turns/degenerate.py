@@ -10,8 +10,8 @@ without flagging ordinary chat, including very short replies such as ``好的！
 - **a long run of very few distinct characters** anywhere in the text (a loop at the end of an
   otherwise normal reply);
 - **one clause three times in a row** (``我感到开心，我感到开心，我感到开心。`` after a normal start,
-  too short a share of the text for the unit measure), or a short word four times in a row
-  (``比如爬山、爬山、爬山、爬山、爬山``);
+  too short a share of the text for the unit measure), a longer one three times anywhere, or a
+  short word four times in a row (``比如爬山、爬山、爬山、爬山、爬山``);
 - **one sentence said twice** in the reply (a person does not send the same sentence twice in one
   message; Qwen2.5-0.5B's saved replies did: ``你可以尝试一些简单的爬山技巧，比如…`` twice, ``最后，
   你需要找到一个工作机会…`` twice).
@@ -60,6 +60,12 @@ CLAUSE_MIN_LETTERS = 4
 
 CLAUSE_REPEATS = 3
 """Consecutive copies of one clause that make a loop."""
+
+CLAUSE_ANYWHERE_LETTERS = 12
+"""A longer clause said ``CLAUSE_REPEATS`` times anywhere in the reply, not only in a row, is a loop
+too: SmolLM2-135M saved '…and I'm just going to be so happy, and I'm going to just be happy, and
+I'm just going to be so happy…' (the copies a few words apart). No one writes the same twelve
+letters between two commas three times in one chat message."""
 
 WORD_MIN_LETTERS = 2
 WORD_REPEATS = 4
@@ -142,6 +148,9 @@ def _repeated_clause(chars: list[str]) -> str | None:
         elif current:
             clauses.append("".join(current))
             current = []
+    counts = Counter(c for c in clauses if len(c) >= CLAUSE_ANYWHERE_LETTERS)
+    if counts and (top := counts.most_common(1)[0])[1] >= CLAUSE_REPEATS:
+        return f"the clause '{top[0][:20]}' {top[1]} times"
     for i in range(len(clauses)):
         clause = clauses[i]
         for least, repeats in ((CLAUSE_MIN_LETTERS, CLAUSE_REPEATS), (WORD_MIN_LETTERS, WORD_REPEATS)):

@@ -130,3 +130,16 @@ def test_quality_check_reports_the_degenerate_code(language: str, text: str) -> 
 def test_the_detail_names_the_loop() -> None:
     assert "'哈'" in (degenerate_problem("哈" * 300) or "")
     assert "我爱你" in (degenerate_problem("我爱你。" * 20) or "")
+
+
+def test_a_longer_clause_three_times_anywhere_is_a_loop() -> None:
+    from app.turns.degenerate import degenerate_problem
+
+    smollm2 = ("I'm just so happy, and I'm just as happy as I've ever been, and I'm going to be very happy, and "
+               "I'm just going to be so happy, and I'm going to just be happy, and I'm just going to be so happy, "
+               "and I'm just going to be so happy.")  # fmt: skip
+    assert (degenerate_problem(smollm2) or "").startswith("degenerate_repetition: the clause")
+    twice = "I'm just going to be so happy today, and honestly I'm just going to be so happy tomorrow too."
+    assert degenerate_problem(twice) is None  # twice is not a loop
+    lists = "先说预算：住宿两千，交通一千；再说行程：第一天浅草寺，第二天秋叶原；最后说吃：拉面、寿司。"
+    assert degenerate_problem(lists) is None
