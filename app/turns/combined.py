@@ -5,7 +5,8 @@ The three judgements stay separate fields and are recorded as the staged stages 
 (``StageRun`` with ``via: combined``). Failure falls back exactly as the staged stages do: the
 offline intent and emotion, and the scorer's decision (path ``fallback`` when the mode would
 have asked the model). The model's speaker choice counts only where the selection mode would
-ask the selector (``llm``, or ``hybrid`` on a close call); a clear scorer decision stands.
+ask the selector (``llm``, or ``hybrid`` on a close call, and there only among the close members);
+a clear scorer decision stands.
 """
 
 from __future__ import annotations
@@ -66,5 +67,15 @@ async def read_combined(model: Any, ctx: TurnContext, mentions: list[str], weigh
     if not sel.selector_needed:
         select = StageRun(stage="select", value=None, source="skipped", ms=0.0, via="combined")
     else:
+        choice = within(choice, sel.plan.contenders)
         select = StageRun(stage="select", value=choice, source="llm" if choice is not None else "fallback", **shared)
     return CombinedReading(call=call, intent=intent, emotion=emotion, selection=sel, select=select)
+
+
+def within(choice: SpeakerSelection | None, contenders: list[str]) -> SpeakerSelection | None:
+    """The one call chose among every member before the margin was known; on a ``hybrid`` close call
+    only its picks among the contenders count (none of them: the scorer's decision stands)."""
+    if choice is None or not contenders:
+        return choice
+    kept = [a for a in choice.selected_agent_ids if a in contenders]
+    return msgspec.structs.replace(choice, selected_agent_ids=kept) if kept else None

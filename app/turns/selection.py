@@ -12,7 +12,7 @@ import msgspec
 from app.turns.context import TurnContext
 from app.turns.stages import StageRun, model_configured, struct_stage
 from scheduling import (
-    GroupSpeakingContext, SelectionDecision, SelectionOutcome, SelectionPlan, SpeakerSelection, UserEmotion, UserIntent,
+    AgentProfile, GroupSpeakingContext, SelectionDecision, SelectionOutcome, SelectionPlan, SpeakerSelection, UserEmotion, UserIntent,
     build_speaking_context, decide_direct, decide_speakers, llm_selection_needed, plan_selection, selection_constraints,
     selection_model_request, selection_outcome, validate_selection,
 )  # fmt: skip
@@ -73,7 +73,7 @@ async def run_selector(model: Any, ctx: TurnContext, sel: Selection, intent: Use
     if not sel.selector_needed:
         return StageRun(stage="select", value=None, source="skipped", ms=0.0)
     cfg = ctx.config
-    agents = ctx.candidates()
+    agents = among(ctx.candidates(), sel.plan)
     ids = [p.id for p in agents]
     request = selection_model_request(
         text=ctx.info.user_text, agents=agents, context=sel.context, intent=intent,
@@ -85,6 +85,11 @@ async def run_selector(model: Any, ctx: TurnContext, sel: Selection, intent: Use
         "select", model, request, SpeakerSelection, lambda: None,
         validate=lambda s: validate_selection(s, ids, limit), constraints=selection_constraints(ids, limit),
     )  # fmt: skip
+
+
+def among(agents: list[AgentProfile], plan: SelectionPlan) -> list[AgentProfile]:
+    """Who the selector may choose: everyone it may, or on a ``hybrid`` close call the contenders."""
+    return [p for p in agents if p.id in plan.contenders] if plan.contenders else agents
 
 
 def outcome(ctx: TurnContext, sel: Selection, decision: SelectionDecision) -> SelectionOutcome:

@@ -5,7 +5,8 @@
 - ``llm``: the model selector is asked whenever ``llm_selection_needed`` says so;
 - ``scorer``: the deterministic scorer alone decides, no selection model call ever;
 - ``hybrid``: the scorer decides alone when its choice is clear: the mentions fill the turn, or
-  its margin (``scorer_margin``) is at least ``hybrid_margin``; only a close call asks the model.
+  its margin (``scorer_margin``) is at least ``hybrid_margin``; only a close call asks the model,
+  and only between the close members (``contenders``).
 
 A weak model picks worse than the scorer where the scorer is sure, so ``hybrid`` keeps those turns
 away from it. The default margin was chosen on the labelled lines of
@@ -44,6 +45,7 @@ class SelectionPlan(msgspec.Struct, frozen=True, rename="camel"):
     scorer_margin: float | None
     scorer_pick: list[str]
     hybrid_margin: float | None = None  # the threshold used (hybrid only)
+    contenders: list[str] = []  # hybrid, when asked: the only members the model may choose among
 
 
 class SelectionOutcome(msgspec.Struct, frozen=True, rename="camel"):
@@ -78,14 +80,28 @@ def model_needed(mode: SelectionMode, margin: float | None, *, llm_needed: bool,
     return margin is not None and margin < hybrid_margin
 
 
+def contenders(scorer: SelectionDecision, hybrid_margin: float) -> list[str]:
+    """The members a ``hybrid`` close call is between, best first: the scorer's own picks (the
+    mentioned among them) and every member it left out whose score is within ``hybrid_margin`` of
+    its last pick. The model breaks that tie and nothing else: a member the scorer ranks far below
+    stays out of reach, so a weak model cannot misroute grossly where it is asked either."""
+    chosen = [c.score for c in scorer.candidates if c.selected and c.selected_by == "fallback"]
+    if not chosen:
+        return []
+    floor = min(chosen) - hybrid_margin
+    ranked = sorted(scorer.candidates, key=lambda c: c.rank)
+    return [c.agent_id for c in ranked if c.selected or c.score > floor]
+
+
 def plan_selection(mode: SelectionMode, scorer: SelectionDecision, *, llm_needed: bool,
                    hybrid_margin: float) -> SelectionPlan:  # fmt: skip
     """``scorer`` is ``decide_speakers`` without an LLM selection (the scorer alone)."""
     margin = scorer_margin(scorer)
+    ask = model_needed(mode, margin, llm_needed=llm_needed, hybrid_margin=hybrid_margin)
     return SelectionPlan(
-        mode=mode, ask_model=model_needed(mode, margin, llm_needed=llm_needed, hybrid_margin=hybrid_margin),
-        scorer_margin=margin, scorer_pick=list(scorer.selected_agent_ids),
+        mode=mode, ask_model=ask, scorer_margin=margin, scorer_pick=list(scorer.selected_agent_ids),
         hybrid_margin=hybrid_margin if mode == "hybrid" else None,
+        contenders=contenders(scorer, hybrid_margin) if ask and mode == "hybrid" else [],
     )  # fmt: skip
 
 

@@ -103,7 +103,7 @@ def format_agents(agents: Sequence[AgentProfile]) -> str:
 def format_speaking_context(context: GroupSpeakingContext, agents: Sequence[AgentProfile], *,
                             with_emotion: bool = True) -> str:  # fmt: skip
     """The seed's formatted context: the user's emotion (unless ``with_emotion`` is false: the
-    combined call judges it itself), then one line of signals per agent."""
+    combined call judges it itself), then one line of signals per agent in ``agents``."""
     e = context.user_emotion
     names = {a.id: a.name for a in agents}
     lines = [
@@ -111,6 +111,8 @@ def format_speaking_context(context: GroupSpeakingContext, agents: Sequence[Agen
         f"needsAdvice={e.needs_advice} needsDeescalation={e.needs_deescalation} socialEnergy={e.social_energy}",
     ] if with_emotion else []
     for c in context.agent_contexts:
+        if c.agent_id not in names:
+            continue  # not a candidate (muted, or out of a close call's contenders)
         last = "never (in window)" if c.last_spoke_turns_ago is None else f"{c.last_spoke_turns_ago} turn(s) ago"
         lines.append(
             f"- {names.get(c.agent_id, c.agent_id)} (id={c.agent_id}): relationshipStage={c.relationship_stage} "

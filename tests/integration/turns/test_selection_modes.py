@@ -99,6 +99,28 @@ async def test_hybrid_asks_the_model_on_a_close_call_and_records_its_disagreemen
     assert _recorded(rows) == {("hybrid", "llm", CLOSE, False)} and {r.decided_by for r in rows} == {"llm"}
 
 
+async def test_a_close_call_asks_the_model_only_between_the_close_members(turn_api: Api, world: World,
+                                                                         engine: Any) -> None:  # fmt: skip
+    """Sad and lost: 莉娅 2.70, 周衡 2.475 (within the margin 1.0), 小跳 0.93 (far below): the model
+    sees the two contenders only, and its pick of 小跳 is refused like an unknown id."""
+    conv, (gentle, planner, joker) = await make_group(turn_api, selection=HYBRID)
+    world.handlers["emotion"] = SAD_AND_LOST
+    asked: list[str] = []
+
+    def far_below(req: Any) -> dict[str, Any]:
+        asked.append("\n".join(m.content for m in req.messages))
+        return {"selectedAgentIds": [joker["id"]], "reason": "逗她开心"}
+
+    world.handlers["select"] = far_below
+    body = await _turn(turn_api, conv["id"], "我好难过，也不知道该怎么办")
+    assert world.calls.count("select") == 2  # one repair, then the scorer
+    first = asked[0]  # (the repair names the refused id)
+    assert gentle["id"] in first and planner["id"] in first and joker["id"] not in first
+    sel = body["orchestration"]["selection"]
+    assert (sel["path"], sel["selectedAgentIds"]) == ("fallback", [gentle["id"]])
+    assert [m["agentId"] for m in body["agentMessages"]] == [gentle["id"]]
+
+
 async def test_a_model_that_agrees_with_the_scorer_is_recorded_as_agreeing(turn_api: Api, world: World,
                                                                           engine: Any) -> None:  # fmt: skip
     conv, (gentle, _, _) = await make_group(turn_api, selection=HYBRID)
