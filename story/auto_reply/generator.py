@@ -1,14 +1,15 @@
 """The generation: prompt → the host's structured path → strict checks → result or typed failure.
 
 The library declares the answer (``SuggestionOptions``), its per-request bounds (exactly
-``suggestionCount`` options, each at most ``maxSuggestionChars`` characters), its checks and its
-repair note; the host's ``complete_struct`` builds the wire schema, decodes, checks and repairs
-(each repair names what was wrong, restates the language in that language, and never resends an
-answer the token budget cut off).
+``suggestionCount`` options, each at most ``maxSuggestionChars`` characters) and its checks; the
+host's ``complete_struct`` builds the wire schema, decodes and checks. The list is asked once:
+when it is rejected (or the call fails), the options of it that pass the checks are kept and the
+missing ones are written one plain line each (``lines``: a small model that copies one sentence
+into every slot of a list still writes a line of its own when asked for one), each round of
+lines one attempt.
 
 Budget: at most ``MAX_ATTEMPTS`` model attempts in total. A model error or timeout is one failed
-attempt; the generation then starts again from the base prompt with the attempts that remain
-(nothing to repair). The host enforces the per-call ``timeoutMs`` it is sent; as a safety net
+attempt; the lines then get the attempts that remain. The host enforces the per-call ``timeoutMs`` it is sent; as a safety net
 for a host that does not, the whole generation never takes longer than ``MAX_ATTEMPTS`` ×
 ``timeoutMs``, the bound the spec gives. Cancellation is never swallowed: the app cancels an
 in-flight generation when the user sends a new message, and the model call must see that.
@@ -25,20 +26,14 @@ import msgspec
 from .config import AutoReplyConfig
 from .errors import AutoReplyDisabled, AutoReplyGenerationFailed, InvalidSuggestionInput
 from .fallback import conservative_options
+from .lines import check_list, fill_lines, usable
 from .inputs import SuggestionInput, SuggestionOptions, option_constraints
 from .ports import PURPOSE, ModelRequest, StructuredModel
 from .prompt import DEFAULT_TEMPLATE, build_messages, check_template, repair_note, window
-from .validate import Checked, check_options
+from .usage import MAX_ATTEMPTS, SuggestionUsage, add_usage, usage_of
+from .validate import Checked
 
-MAX_ATTEMPTS = 3
 SCHEMA_NAME = "auto_reply_options"
-
-
-class SuggestionUsage(msgspec.Struct, frozen=True, rename="camel"):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    total_tokens: int = 0
-    estimated: bool = False
 
 
 class AttemptRecord(msgspec.Struct, frozen=True, rename="camel"):
@@ -91,10 +86,7 @@ async def generate_suggestions(
     constraints = option_constraints(config.suggestion_count, config.max_suggestion_chars)
 
     def check(value: SuggestionOptions) -> Checked:
-        return check_options(
-            value.options, count=config.suggestion_count, max_chars=config.max_suggestion_chars,
-            language=input.language, speaker_names=speakers, anchor_text=input.anchor.content,
-        )
+        return check_list(value.options, input, config, speakers)
 
     def note(problems: list[str]) -> str:
         return repair_note(problems, config, input.language)
@@ -102,32 +94,44 @@ async def generate_suggestions(
     records: list[AttemptRecord] = []
     total = SuggestionUsage()
     model_name: str | None = None
+    kept: list[str] = []
     loop = asyncio.get_running_loop()
     deadline = loop.time() + MAX_ATTEMPTS * config.timeout_s
 
-    while len(records) < MAX_ATTEMPTS and loop.time() < deadline:
-        watch = _Watch(clock, lambda value: check(value).problems, note)
-        try:
-            async with asyncio.timeout_at(deadline) as guard:
-                outcome = await model.complete_struct(
-                    request, SuggestionOptions, constraints=constraints, repairs=MAX_ATTEMPTS - len(records) - 1,
-                    validate=watch.validate, repair_note=watch.note, schema_name=SCHEMA_NAME,
-                )
-        except Exception as exc:  # CancelledError is a BaseException and propagates
-            spent = _spent_attempts(exc)
-            if spent is not None:  # the host's repair budget is spent: every attempt was rejected
-                records += [watch.record(*attempt, config) for attempt in spent]
-                total = add_usage(total, usage_of(getattr(exc, "usage", None)))
-                model_name = getattr(exc, "model", None) or model_name
-                break
-            # a model error: the rejected answers before it were attempts too, then this one
+    # 1. The options as one list (the seed's call): a model that follows it is done in one call.
+    watch = _Watch(clock, lambda value: check(value).problems, note)
+    try:
+        async with asyncio.timeout_at(deadline) as guard:
+            outcome = await model.complete_struct(
+                request, SuggestionOptions, constraints=constraints, repairs=0,
+                validate=watch.validate, repair_note=watch.note, schema_name=SCHEMA_NAME,
+            )
+    except Exception as exc:  # CancelledError is a BaseException and propagates
+        spent = _spent_attempts(exc)
+        if spent is not None:  # the answer was rejected: keep what of it passes the checks
+            records += [watch.record(*attempt, config) for attempt in spent]
+            total = add_usage(total, usage_of(getattr(exc, "usage", None)))
+            model_name = getattr(exc, "model", None) or model_name
+            if isinstance(watch.last, SuggestionOptions) and spent[-1][2] != "length":  # never a cut-off answer
+                kept = usable(watch.last.options, input, config, speakers)
+        else:  # a model error: the rejected answers before it were attempts too, then this one
             records += watch.rejected_records()
             records.append(AttemptRecord([_failure(exc, config, expired=guard.expired())], watch.since_last()))
-            continue
+    else:
         records += [watch.record(*_attempt(a), config) for a in outcome.attempts]
         total = add_usage(total, usage_of(outcome.usage))
         model_name = getattr(outcome, "model", None) or model_name
         return SuggestionResult(check(outcome.value).options, total, records, fallback=False, model=model_name)
+
+    # 2. The options it lacks, one line each (``lines``), with the attempts that remain.
+    if len(records) < MAX_ATTEMPTS and loop.time() < deadline:
+        filled = await fill_lines(model, input, config, kept, speakers=speakers,
+                                  rounds=MAX_ATTEMPTS - len(records), deadline=deadline)  # fmt: skip
+        records += [AttemptRecord(r.problems, r.ms) for r in filled.rounds]
+        total = add_usage(total, filled.usage)
+        model_name = filled.model or model_name
+        if filled.complete(config.suggestion_count):
+            return SuggestionResult(filled.options, total, records, fallback=False, model=model_name)
 
     if config.fallback == "conservative":
         options = conservative_options(
@@ -154,8 +158,10 @@ class _Watch:
         self.marks = [clock()]  # start, then the end of each rejected attempt
         self.rejected: list[str] = []
         self.split: dict[str, list[str]] = {}
+        self.last: Any = None  # the latest decoded answer
 
     def validate(self, value: Any) -> list[str]:
+        self.last = value
         problems = list(self.check(value))
         if problems:
             self.split["; ".join(problems)] = problems
@@ -211,18 +217,3 @@ def _failure(exc: Exception, config: AutoReplyConfig, *, expired: bool) -> str:
     if isinstance(exc, TimeoutError) or getattr(exc, "code", None) == "model_timeout":
         return f"model call timed out after {config.timeout_ms} ms"
     return f"model call failed: {type(exc).__name__}: {exc}"
-
-
-def usage_of(u: Any) -> SuggestionUsage:
-    """The host's usage (estimated by the host when the provider reported none)."""
-    if u is None:
-        return SuggestionUsage(estimated=True)  # a host that reports nothing: unknown, not zero
-    i, o = int(getattr(u, "input_tokens", 0) or 0), int(getattr(u, "output_tokens", 0) or 0)
-    return SuggestionUsage(i, o, i + o, bool(getattr(u, "estimated", False)))
-
-
-def add_usage(a: SuggestionUsage, b: SuggestionUsage) -> SuggestionUsage:
-    return SuggestionUsage(
-        a.input_tokens + b.input_tokens, a.output_tokens + b.output_tokens,
-        a.total_tokens + b.total_tokens, a.estimated or b.estimated,
-    )

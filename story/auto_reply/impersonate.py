@@ -28,7 +28,7 @@ import msgspec
 
 from .config import AutoReplyConfig
 from .errors import AutoReplyDisabled, AutoReplyError, InvalidSuggestionInput
-from .generator import MAX_ATTEMPTS, SuggestionUsage, add_usage, usage_of
+from .usage import MAX_ATTEMPTS, SuggestionUsage, add_usage, usage_of
 from .inputs import ContextMessage, Guidance
 from .ports import ChatMessage, ModelRequest
 from .text import comparison_key, language_label, primary_language
@@ -37,7 +37,8 @@ from .validate import check_options
 PURPOSE = "auto_reply.impersonate"  # the autoReply stage's model; its own name in the ledger
 MAX_LINE_TOKENS = 120  # one chat line (160 Chinese characters is about 120 Qwen tokens): Qwen-0.5B writes ~26 tokens/s here, a ramble costs seconds
 COPY_PENALTY = 1.0
-_USER_LABEL = re.compile(r"^[\"'“「『*\s]*(?:user|me|i|用户|我|玩家)[\"'”」』*\s]*[:：]\s*", re.IGNORECASE)
+_USER_LABEL = re.compile(r"^[\"'“「『*\s]*(?:user|me|i|用户|我|玩家)(?:\s*[(（][^)）]{0,20}[)）])?[\"'”」』*\s]*[:：]\s*",
+                         re.IGNORECASE)  # also "我 (周衡)：", a label Qwen2.5-0.5B writes
 _QUOTES = ("\"\"", "“”", "「」", "『』", "''")
 
 
@@ -155,11 +156,26 @@ def check_line(raw: str, inp: ImpersonateInput, config: AutoReplyConfig, *, cut_
     last_agent = next((m.content for m in reversed(inp.context) if m.role != "user"), "")
     checked = check_options([line], count=1, max_chars=config.max_suggestion_chars, language=inp.language,
                             speaker_names=inp.members, anchor_text=last_agent)  # fmt: skip
-    problems = [p.removeprefix("option 1: ") for p in checked.problems]
+    problems = [p.removeprefix("option 1: ") for p in checked.problems] + voice_of_user_problems(line, inp)
+    key = comparison_key(line)
+    if key and key == comparison_key(inp.draft):
+        problems.append("adds nothing to what the user already typed")
+    return line, problems
+
+
+def voice_of_user_problems(line: str, inp: ImpersonateInput) -> list[str]:
+    """What makes a line not the user's own, beyond the suggestion checks: a member's line inside
+    it, the last companion line said back, a loop, an assistant's refusal, one of the user's
+    earlier lines again (the typed draft excepted)."""
+    problems: list[str] = []
+    last_agent = next((m.content for m in reversed(inp.context) if m.role != "user"), "")
     for other in _spoken_for(line, inp.members):
         problems.append(f'writes a line for "{other}" (write only the user\'s own message)')
     if last_agent and resays(line, last_agent):
         problems.append("re-says the character's own words (answer them instead)")
+    last_own = next((m.content for m in reversed(inp.context) if m.role == "user"), "")
+    if last_own and comparison_key(last_own) != comparison_key(line) and resays(line, last_own) and not inp.draft.strip():
+        problems.append("re-says the user's own last message (write something new)")
     if repeats_itself(line):
         problems.append("says the same sentence more than once")
     if _ASSISTANT.search(line):
@@ -168,9 +184,7 @@ def check_line(raw: str, inp: ImpersonateInput, config: AutoReplyConfig, *, cut_
     own = [comparison_key(m.content) for m in inp.context if m.role == "user"]
     if key and key in own and key != comparison_key(inp.draft):
         problems.append("copies one of the user's earlier messages (write something new)")
-    if key and key == comparison_key(inp.draft):
-        problems.append("adds nothing to what the user already typed")
-    return line, problems
+    return problems
 
 
 _SENTENCE_END = re.compile(r"[。！？!?…]+[”」』\"')]*|(?<=[a-z0-9\"')])[.]+(?=\s|$)")
@@ -308,13 +322,14 @@ _ASSISTANT = re.compile(
 )
 
 
-def build_messages(inp: ImpersonateInput, config: AutoReplyConfig) -> list[ChatMessage]:
+def build_messages(inp: ImpersonateInput, config: AutoReplyConfig, hint: str = "") -> list[ChatMessage]:
     """The model plays the user, as a person texting friends: the chat with its roles swapped
     (the user's lines are the assistant's turns, the companions' lines come in as ``Name: text``),
     so the next assistant turn is the user's next line. Tried on Qwen2.5-0.5B against "write what
     the user would say next" (a transcript to continue, or roles swapped as "the user"): those
     gave the companion's own sentence back or an assistant's "I'll do my best to help"; a person
-    told not to give help or advice answered as the user ("其实我最担心的是这次机会。")."""
+    told not to give help or advice answered as the user ("其实我最担心的是这次机会。"). ``hint``: a
+    short note in brackets the last user turn ends with (a suggestion's direction)."""
     zh = primary_language(inp.language) == "zh"
     names = "、".join(inp.members) if zh else ", ".join(inp.members)
     limit = config.max_suggestion_chars
@@ -337,7 +352,7 @@ def build_messages(inp: ImpersonateInput, config: AutoReplyConfig) -> list[ChatM
             turns.append(ChatMessage("assistant", m.content.strip()))
         else:
             turns.append(ChatMessage("user", f"{m.speaker}: {m.content.strip()}" if len(inp.members) > 1 else m.content.strip()))
-    task = _task(inp, zh, answering=turns[-1].role == "user")
+    task = "\n".join(t for t in (_task(inp, zh, answering=turns[-1].role == "user"), hint.strip()) if t)
     if task:
         turns.append(ChatMessage("user", task))
     return _merge_users(turns)

@@ -109,18 +109,34 @@ def _first(ids: list[str], role_of: dict[str, str]) -> str | None:
 
 
 def routing_row(turn: dict[str, Any], role_of: dict[str, str], expected: str) -> dict[str, Any]:
-    """What each mode would have put first on this turn (see the module docstring)."""
+    """What each mode would have put first on this turn (see the module docstring). ``scores``
+    (each member's score) and ``floor`` (the scorer's last pick's) give ``hybrid``'s contenders at
+    any margin; ``llmAll`` is the model's whole choice, best first."""
     sel = turn["orchestration"]["selection"]
+    scores = {role_of.get(c["agentId"]): c["score"] for c in sel.get("candidates") or []}
+    picked = [scores[role_of.get(a)] for a in sel.get("scorerPick") or [] if role_of.get(a) in scores]
     return {"expected": expected, "margin": sel.get("scorerMargin"), "asked": sel.get("path") in ("llm", "fallback"),
-            "llm": _first(sel["selectedAgentIds"], role_of), "scorer": _first(sel.get("scorerPick") or [], role_of)}  # fmt: skip
+            "llm": _first(sel["selectedAgentIds"], role_of), "scorer": _first(sel.get("scorerPick") or [], role_of),
+            "llmAll": [role_of.get(a) for a in sel["selectedAgentIds"]],
+            "scorerAll": [role_of.get(a) for a in sel.get("scorerPick") or []],
+            "scores": scores, "floor": min(picked) if picked else None}  # fmt: skip
 
 
 def pick(row: dict[str, Any], mode: str, margin: float) -> str | None:
+    """``hybrid`` asks the model only between the contenders (``scheduling.selection.mode.contenders``):
+    its pick is the model's first choice among them; when the model (asked among everyone, in
+    ``llm`` mode) chose none of them, the restricted call's answer is unknown and the scorer's pick
+    is counted (as the app does when the model's answer is refused)."""
     if mode == "llm":
         return row["llm"]
     if mode == "scorer" or not row["asked"]:
         return row["scorer"]
-    return row["llm"] if row["margin"] is not None and row["margin"] < margin else row["scorer"]
+    if row["margin"] is None or row["margin"] >= margin:
+        return row["scorer"]
+    if row.get("floor") is None:
+        return row["llm"]
+    close = set(row["scorerAll"]) | {r for r, score in row["scores"].items() if score > row["floor"] - margin}
+    return next((r for r in row["llmAll"] if r in close), row["scorer"])
 
 
 def balanced_accuracy(rows: list[dict[str, Any]], mode: str, margin: float = DEFAULT_HYBRID_MARGIN) -> float | None:

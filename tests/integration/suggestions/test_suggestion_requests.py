@@ -73,30 +73,29 @@ async def test_no_model_configured_is_503(sapi: Api, world, script: AutoReplyScr
 async def test_three_invalid_answers_are_502_with_each_attempts_problems(sapi: Api, script: AutoReplyScript, engine) -> None:
     conv, (gentle, _, _) = await make_group(sapi)
     _, anchor = await seed(engine, conv["id"], (None, "你好"), (gentle["id"], "你好呀"))
-    script.answers = [{"options": EN_OPTIONS}, {"options": ZH_OPTIONS[:2]}, "not json"]
+    script.answers = [{"options": EN_OPTIONS}, "Hello there"]  # the list, then every line: no Chinese
     resp = await sapi.client.post(suggest_url(conv["id"], anchor), headers=ALICE)
     assert resp.status_code == 502, resp.text
     body = resp.json()
     assert body["code"] == "auto_reply_generation_failed" and "options" not in body
     problems = body["details"]["problems"]
     assert len(problems) == 3 and body["details"]["attempts"] == 3
-    assert any("script" in p for p in problems[0]) and any("3" in p for p in problems[1])
+    assert all(any("script" in p for p in attempt) for attempt in problems)
+    assert len(script.requests) == 1 + 3 + 3  # the list, then a line for each of the three options, twice
     [row] = await suggestion_rows(engine, conv["id"])
     assert row.status == "failed" and row.options == [] and row.problems == problems and row.attempts == 3
 
 
-async def test_repaired_answer_on_a_later_attempt_is_ready(sapi: Api, script: AutoReplyScript, engine) -> None:
+async def test_a_list_with_a_duplicate_is_completed_by_a_line(sapi: Api, script: AutoReplyScript, engine) -> None:
     conv, (gentle, _, _) = await make_group(sapi)
     _, anchor = await seed(engine, conv["id"], (None, "你好"), (gentle["id"], "你好呀"))
-    script.answers = [{"options": ["1. 好的", "好的！", "还有别的吗"]}, {"options": ZH_OPTIONS}]
+    script.answers = [{"options": ["1. 好的", "好的！", "还有别的吗"]}, "我们换个话题吧，最近在看什么书？"]
     resp = await sapi.client.post(suggest_url(conv["id"], anchor), headers=ALICE)
-    assert resp.status_code == 201 and resp.json()["options"] == ZH_OPTIONS
-    problem, note = script.requests[1].messages[-2:]
-    assert "duplicate of option 1" in problem.content  # the repair names the problem
-    assert "请用中文写出全部选项。" in note.content  # and restates the language in that language
+    assert resp.status_code == 201 and resp.json()["options"] == ["好的", "还有别的吗", "我们换个话题吧，最近在看什么书？"]
+    line = script.requests[1]
+    assert line.response_schema is None and line.messages[-1].content.endswith("（这次说点别的，换个话题）")
     [row] = await suggestion_rows(engine, conv["id"])
     assert row.status == "ready" and row.attempts == 2 and row.problems[0] and row.problems[1] == []
-    assert row.model == "function-fake"  # the model that answered, as the host reported it
 
 
 async def test_conservative_fallback_only_when_configured_and_flagged(sapi: Api, script: AutoReplyScript, engine) -> None:
@@ -106,7 +105,8 @@ async def test_conservative_fallback_only_when_configured_and_flagged(sapi: Api,
     resp = await sapi.client.post(suggest_url(conv["id"], anchor), headers=ALICE)
     assert resp.status_code == 201, resp.text
     body = resp.json()
-    assert body["fallback"] is True and len(body["options"]) == 3 and len(script.requests) == 3
+    assert body["fallback"] is True and len(body["options"]) == 3
+    assert len(script.requests) == 1 + 3 + 3  # the list, then three lines twice (all in English)
     async with session_factory(engine)() as s:
         row = await s.get(Suggestion, body["suggestionId"])
     assert row.status == "ready" and row.fallback is True

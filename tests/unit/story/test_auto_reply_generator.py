@@ -26,6 +26,7 @@ from story.auto_reply import (
     generate_suggestions,
 )
 from story.auto_reply.generator import MAX_ATTEMPTS
+from story.auto_reply.impersonate import COPY_PENALTY
 from story.auto_reply.validate import check_options
 
 
@@ -151,80 +152,79 @@ async def test_request_carries_purpose_schema_limits_and_timeout():
     assert "Chinese (zh-CN)" in req.messages[0].content and "守卫" in req.messages[0].content
 
 
-async def test_invalid_answer_is_repaired_on_attempt_two_with_previous_output_and_problems():
+def is_line(request) -> bool:
+    """A line request: plain text (no schema), the chat with the roles swapped."""
+    return request.response_schema is None and request.purpose == "auto_reply"
+
+
+async def test_a_rejected_list_keeps_its_good_options_and_writes_the_missing_one_as_a_line():
     bad = json.dumps({"options": ["Where is it?", *GOOD_ZH[1:]]})
-    model = ScriptedModel([bad, GOOD_ZH])
+    model = ScriptedModel([bad, GOOD_ZH[0]])
     result = await generate_suggestions(model, make_input(), config())
-    assert result.options == GOOD_ZH
-    assert [len(a.problems) for a in result.attempts] == [1, 0]
-    first, repair = model.history[0], model.history[1]
-    assert repair.messages[: len(first.messages)] == first.messages
-    answer, problem, note = repair.messages[len(first.messages):]
-    assert answer.role == "assistant" and answer.content == bad
-    assert problem.role == "user" and "option 1: wrong script for language zh-CN (no Chinese (Han) characters)" in problem.content
-    # the language is restated in that language, with the task's numbers, as the last thing read
-    assert "Chinese (zh-CN)" in note.content and "请用中文写出全部选项。" in note.content
-    assert "exactly 3 distinct options" in note.content and "at most 160 characters" in note.content
-    assert repair.temperature > first.temperature  # a repair changes the request
-    assert repair.response_schema == first.response_schema
+    assert result.options == [*GOOD_ZH[1:], GOOD_ZH[0]]
+    assert result.attempts[0].problems == ["option 1: wrong script for language zh-CN (no Chinese (Han) characters)"]
+    assert result.attempts[1].problems == [] and len(result.attempts) == 2
+    line = model.history[1]
+    assert is_line(line) and "Where is it?" not in model.prompt(1)  # the rejected answer is not resent
+    roles = [(m.role, m.content) for m in line.messages]
+    assert roles[0][0] == "system" and "普通人" in roles[0][1] and "守卫" in roles[0][1]
+    assert roles[1] == ("assistant", "我想进城。")  # the user's own line is the model's turn
+    assert roles[2][0] == "user" and roles[2][1].startswith("守卫伸手索要手令：手令呢？")
+    assert roles[2][1].endswith("（这次说点别的，换个话题）")  # the third option's direction
     assert result.usage.input_tokens == 200 and result.usage.output_tokens == 40
 
 
-async def test_the_repair_note_restates_other_languages_in_that_language():
-    bad = json.dumps({"options": ["Where is it?", "I wait.", "Fine."]})
-    model = ScriptedModel([bad, ["通行証を探す。", "どこで再発行できますか？", "少し待ちます。"]])
-    result = await generate_suggestions(model, make_input(language="ja-JP"), config())
-    assert len(result.attempts) == 2
-    note = model.history[1].messages[-1].content
-    assert "Japanese (ja-JP)" in note and "すべての選択肢を日本語で書いてください。" in note
-
-
-async def test_options_too_alike_get_a_note_in_the_chat_language_to_give_each_its_own_meaning():
-    alike = ["我想先去城门看看。", "我想先去城门看一看。", "我想先去城门瞧瞧。"]
-    model = ScriptedModel([alike, GOOD_ZH])
+async def test_each_missing_option_gets_its_own_direction_in_the_chat_language():
+    alike = ["我想先去城门看看。", "我想先去城门看一看。", "我想先去城门看看吧。"]
+    model = ScriptedModel([alike, "手令在哪里可以补办？", "今天的城门怎么这么热闹？"])
     result = await generate_suggestions(model, make_input(), config())
-    assert result.options == GOOD_ZH and len(result.attempts) == 2
-    note = model.history[1].messages[-1].content
-    assert "每条换一个完全不同的意思" in note
-    first_note = ScriptedModel([GOOD_ZH[:2], GOOD_ZH])  # a count problem gets no such line
-    await generate_suggestions(first_note, make_input(), config())
-    assert "每条换一个完全不同的意思" not in first_note.history[1].messages[-1].content
+    assert result.options == [alike[0], "手令在哪里可以补办？", "今天的城门怎么这么热闹？"]
+    assert "near-duplicate of option 1" in result.attempts[0].problems[0] and result.attempts[1].problems == []
+    assert model.history[1].messages[-1].content.endswith("（这次用一个问题回复）")
+    assert model.history[2].messages[-1].content.endswith("（这次说点别的，换个话题）")
+    en = ScriptedModel([json.dumps({"options": ["Fine.", "Fine!", "Fine?"]}), "Where can I get one?", "Nice weather today."])
+    await generate_suggestions(en, make_input(language="en", anchor_text="Where is your pass?"), config())
+    assert en.history[1].messages[-1].content.endswith("(This time, answer with a question.)")
+    assert "English" in en.history[1].messages[0].content
 
 
-async def test_repair_on_attempt_three_sends_only_the_latest_rejected_output():
-    model = ScriptedModel([GOOD_ZH[:2], ["守卫：站住", *GOOD_ZH[1:]], GOOD_ZH])
+async def test_lines_are_written_in_the_chat_language_when_no_option_of_the_list_is_usable():
+    bad = json.dumps({"options": ["Where is it?", "I wait.", "Fine."]})
+    model = ScriptedModel([bad, "通行証を探す。", "どこで再発行できますか？", "少し待ちます。"])
+    result = await generate_suggestions(model, make_input(language="ja-JP"), config())
+    assert result.options == ["通行証を探す。", "どこで再発行できますか？", "少し待ちます。"] and len(result.attempts) == 2
+    assert all(is_line(r) and "Japanese (ja-JP)" in r.messages[0].content for r in model.history[1:])
+
+
+async def test_a_line_that_copies_is_asked_again_with_the_context_penalised():
+    model = ScriptedModel([GOOD_ZH[:2], "守卫伸手索要手令：手令呢？", GOOD_ZH[2]])
     result = await generate_suggestions(model, make_input(), config())
     assert result.options == GOOD_ZH and len(result.attempts) == 3
-    base = len(model.history[0].messages)
-    third = model.history[2].messages
-    assert len(third) == base + 3  # the base prompt, the latest answer, its problems, the note
-    assert third[-3].role == "assistant" and "守卫：站住" in third[-3].content
-    assert 'option 1: written as a line spoken by "守卫"' in third[-2].content
-    assert not any("expected exactly 3 options, got 2" in m.content for m in third)
+    assert result.attempts[0].problems == ["expected exactly 3 options, got 2"]
+    assert any("option 3: copies the character's message" in p for p in result.attempts[1].problems)
+    assert model.history[1].presence_penalty is None and model.history[2].presence_penalty == COPY_PENALTY
 
 
 async def test_three_failures_raise_the_error_with_problems_per_attempt_and_no_options():
-    long = "我" * 170
-    model = ScriptedModel([[*GOOD_ZH[:2], GOOD_ZH[0]], [long, *GOOD_ZH[1:]], "not json"])
+    model = ScriptedModel([[*GOOD_ZH[:2], GOOD_ZH[0]], "我" * 170, "我想进城。"])
     with pytest.raises(AutoReplyGenerationFailed) as info:
         await generate_suggestions(model, make_input(), config())
     err = info.value
     assert err.code == "auto_reply_generation_failed" and err.attempts == 3
     assert err.problems_per_attempt[0][0].startswith("option 3: duplicate of option 1")
-    assert err.problems_per_attempt[1] == ["option 1: over length (170 > 160 chars)"]
-    assert err.problems_per_attempt[2][0].startswith("the reply is not valid JSON")
+    assert "option 3: over length (170 > 160 chars)" in err.problems_per_attempt[1]
+    assert "option 3: copies one of the user's earlier messages (write something new)" in err.problems_per_attempt[2]
     assert not hasattr(err, "options") and err.usage.input_tokens == 300
     assert len(model.history) == MAX_ATTEMPTS == 3
 
 
 async def test_answers_that_break_the_schema_are_rejected_and_named():
-    model = ScriptedModel(['{"options": ["我等等"], "extra": 1}', '["我等等", "你说吧", "好的"]', "sure! here you go"])
-    with pytest.raises(AutoReplyGenerationFailed) as info:
-        await generate_suggestions(model, make_input(), config())
-    first, second, third = info.value.problems_per_attempt
-    assert first[0].startswith("the JSON does not match the schema") and "extra" in first[0]
-    assert second[0].startswith("the JSON does not match the schema")
-    assert third[0].startswith("the reply is not valid JSON")
+    for bad, named in (('{"options": ["我等等"], "extra": 1}', "the JSON does not match the schema"),
+                       ('["我等等", "你说吧", "好的"]', "the JSON does not match the schema"),
+                       ("sure! here you go", "the reply is not valid JSON")):
+        model = ScriptedModel([bad, *GOOD_ZH])
+        result = await generate_suggestions(model, make_input(), config())
+        assert result.attempts[0].problems[0].startswith(named) and result.options == GOOD_ZH
 
 
 async def test_model_errors_and_timeouts_count_as_failed_attempts():
@@ -238,29 +238,27 @@ async def test_model_errors_and_timeouts_count_as_failed_attempts():
                     await asyncio.sleep(5)
             return await super().complete(request)
 
-    model = ScriptedModel([RuntimeError("upstream 500"), GOOD_ZH])
+    model = ScriptedModel([RuntimeError("upstream 500"), *GOOD_ZH])
     result = await generate_suggestions(model, make_input(), config())
     assert result.attempts[0].problems == ["model call failed: RuntimeError: upstream 500"]
-    assert model.history[1].messages == model.history[0].messages  # nothing to repair
     assert result.attempts[1].problems == [] and result.options == GOOD_ZH
-    result = await generate_suggestions(SlowFirst([GOOD_ZH]), make_input(), config(timeout_ms=1000))
+    assert all(is_line(r) for r in model.history[1:])
+    result = await generate_suggestions(SlowFirst([*GOOD_ZH]), make_input(), config(timeout_ms=1000))
     assert result.attempts[0].problems == ["model call timed out after 1000 ms"]
     assert result.options == GOOD_ZH
 
 
 async def test_a_model_error_after_a_rejected_answer_keeps_the_three_attempt_budget():
     bad = json.dumps({"options": GOOD_ZH[:2]}, ensure_ascii=False)
-    model = ScriptedModel([bad, RuntimeError("upstream 500"), bad, GOOD_ZH])
+    model = ScriptedModel([bad, RuntimeError("upstream 500"), RuntimeError("upstream 500"), GOOD_ZH[2]])
     with pytest.raises(AutoReplyGenerationFailed) as info:
         await generate_suggestions(model, make_input(), config())
     assert len(model.history) == 3 and info.value.attempts == 3
     assert info.value.problems_per_attempt == [
         ["expected exactly 3 options, got 2"],
-        ["model call failed: RuntimeError: upstream 500"],
-        ["expected exactly 3 options, got 2"],
+        ["option 3: model call failed: RuntimeError: upstream 500"],
+        ["option 3: model call failed: RuntimeError: upstream 500"],
     ]
-    assert model.history[2].messages == model.history[0].messages  # a fresh start after the error
-    assert model.history[1].messages[-3].content == bad  # the repair before the error
 
 
 async def test_a_host_that_never_answers_is_cut_at_the_generations_time_budget():
@@ -346,13 +344,12 @@ async def test_usage_estimated_by_the_host_stays_marked_estimated_and_is_summed(
 
 
 async def test_cut_off_output_names_the_token_limit_and_is_never_resent():
-    model = ScriptedModel([FakeResult('{"options": ["我翻找', FakeUsage(10, 384), finish_reason="length"), GOOD_ZH])
+    model = ScriptedModel([FakeResult('{"options": ["我翻找', FakeUsage(10, 384), finish_reason="length"), *GOOD_ZH])
     result = await generate_suggestions(model, make_input(), config())
     assert "output was cut off at maxTokens (384)" in result.attempts[0].problems
-    assert result.options == GOOD_ZH
-    repair = model.history[1].messages
-    assert not any('{"options": ["我翻找' in m.content for m in repair)
-    assert all(m.role != "assistant" for m in repair)
+    assert result.options == GOOD_ZH  # nothing of the cut answer is kept
+    for request in model.history[1:]:
+        assert not any('{"options": ["我翻找' in m.content for m in request.messages)
 
 
 async def test_disabled_config_makes_no_model_call():

@@ -1,0 +1,156 @@
+"""Suggestions line by line: the options a rejected list answer still lacks, one plain line each.
+
+A small local model asked for three options in one JSON list writes the character's reply (or
+one sentence) three times: on Qwen2.5-0.5B 2 of 9 list answers passed the checks, and both of
+those were the character's lines. Asked for one line of its own, in the chat with the roles
+swapped (the write-for-me prompt, ``impersonate.build_messages``), the same model answers as the
+user; a short direction in brackets (ask a question, change the subject) makes each line take
+its own way. So when the list is rejected, its options that pass the checks are kept and each
+missing one is written as such a line, checked like write-for-me's (the list's checks plus an
+echo of the user's own lines, a re-said companion line, a refusal) and against the options
+already kept (no duplicates, no near-duplicates).
+
+A round asks one line for every missing option at once (a local server serves them side by
+side) and counts as one attempt of the generation's budget; a line rejected for a copy is asked
+again in the next round with the context's tokens penalised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import msgspec
+
+from .config import AutoReplyConfig
+from .impersonate import (
+    COPIED, COPY_PENALTY, MAX_LINE_TOKENS, ImpersonateInput, build_messages, check_line, clean, voice_of_user_problems,
+)
+from .inputs import ContextMessage, SuggestionInput
+from .ports import PURPOSE, ModelRequest
+from .prompt import window
+from .text import primary_language
+from .usage import SuggestionUsage, add_usage, usage_of
+from .validate import Checked, check_options
+
+DIRECTIONS = {
+    "zh": ("", "（这次用一个问题回复）", "（这次说点别的，换个话题）", "（这次说说你自己的感受）"),
+    "en": ("", "(This time, answer with a question.)", "(This time, talk about something else.)",
+           "(This time, say how you feel.)"),
+}
+"""Per option position: the first answers as the user naturally would, the others each take a
+direction of the spec's examples (a question, a change of subject, a feeling)."""
+
+
+class Round(msgspec.Struct, frozen=True):
+    problems: list[str]  # ``option N: …`` for each line rejected in this round
+    ms: float
+
+
+class Filled(msgspec.Struct, frozen=True):
+    options: list[str]
+    rounds: list[Round]
+    usage: SuggestionUsage
+    model: str | None
+
+    def complete(self, count: int) -> bool:
+        return len(self.options) == count
+
+
+def talk_of(inp: SuggestionInput, config: AutoReplyConfig, speakers: list[str]) -> ImpersonateInput:
+    """The chat as write-for-me sees it: the window, then the anchor, the companion's line answered."""
+    return ImpersonateInput(
+        language=inp.language, members=speakers, guidance=inp.guidance,
+        context=[*window(inp, config.context_message_count),
+                 ContextMessage(inp.anchor.agent_name, "agent", inp.anchor.content, inp.anchor.id)],
+    )  # fmt: skip
+
+
+def check_list(options: list[str], inp: SuggestionInput, config: AutoReplyConfig, speakers: list[str]) -> Checked:
+    """The list's checks (``check_options``) on the options cleaned of a user label ("我 (周衡)："),
+    plus, per option, what makes a line not the user's own (``voice_of_user_problems``: the
+    companion's line or the user's own said back, a member's line inside it, a refusal)."""
+    checked = check_options([clean(o) for o in options], count=config.suggestion_count,
+                            max_chars=config.max_suggestion_chars, language=inp.language, speaker_names=speakers,
+                            anchor_text=inp.anchor.content)  # fmt: skip
+    talk = talk_of(inp, config, speakers)
+    extra = [f"option {n}: {p}" for n, o in enumerate(checked.options, 1) if o for p in voice_of_user_problems(o, talk)]
+    return Checked(options=checked.options, problems=checked.problems + extra)
+
+
+def usable(options: list[str], inp: SuggestionInput, config: AutoReplyConfig, speakers: list[str]) -> list[str]:
+    """The options of a rejected list that pass every check on their own and against the ones
+    before them, in order (cleaned as the checks clean them)."""
+    kept: list[str] = []
+    talk = talk_of(inp, config, speakers)
+    for option in options[: config.suggestion_count]:
+        line, problems = _check_with(kept, clean(option), inp, config, speakers)
+        if not problems and not voice_of_user_problems(line, talk):
+            kept.append(line)
+    return kept
+
+
+async def fill_lines(model: Any, inp: SuggestionInput, config: AutoReplyConfig, kept: list[str], *,
+                     speakers: list[str], rounds: int, deadline: float) -> Filled:  # fmt: skip
+    """``kept`` plus one line per missing option, within ``rounds`` rounds and the ``deadline``
+    (the event loop's clock). Returns what it has when the rounds or the time run out."""
+    options = list(kept)
+    done: list[Round] = []
+    usage, model_name = SuggestionUsage(), None
+    talk = talk_of(inp, config, speakers)
+    directions = DIRECTIONS["zh" if primary_language(inp.language) == "zh" else "en"]
+    penalised: set[int] = set()
+    loop = asyncio.get_running_loop()
+    while len(done) < rounds and len(options) < config.suggestion_count and loop.time() < deadline:
+        started = time.perf_counter()
+        slots = list(range(len(options), config.suggestion_count))
+        requests = [_request(talk, config, directions[slot % len(directions)], slot in penalised) for slot in slots]
+        try:
+            async with asyncio.timeout_at(deadline):
+                answers = await asyncio.gather(*(model.complete(r) for r in requests), return_exceptions=True)
+        except TimeoutError:
+            done.append(Round(["model call timed out: no answer within the generation's budget"],
+                              round((time.perf_counter() - started) * 1000, 3)))  # fmt: skip
+            break
+        problems: list[str] = []
+        penalised = set()
+        for slot, answer in zip(slots, answers, strict=True):
+            if isinstance(answer, BaseException):
+                if isinstance(answer, asyncio.CancelledError):
+                    raise answer
+                problems.append(f"option {slot + 1}: model call failed: {type(answer).__name__}: {answer}"[:300])
+                continue
+            usage = add_usage(usage, usage_of(getattr(answer, "usage", None)))
+            model_name = getattr(answer, "model", None) or model_name
+            line, wrong = check_line(str(getattr(answer, "text", "") or ""), talk, config,
+                                     cut_off=getattr(answer, "finish_reason", None) == "length")  # fmt: skip
+            if not wrong:
+                line, wrong = _check_with(options, line, inp, config, speakers)
+            if wrong:
+                problems += [f"option {len(options) + 1}: {p}" for p in wrong]
+                if any(mark in p for p in wrong for mark in COPIED):
+                    penalised.add(len(options))
+                continue
+            options.append(line)
+        done.append(Round(problems, round((time.perf_counter() - started) * 1000, 3)))
+    return Filled(options, done, usage, model_name)
+
+
+def _request(talk: ImpersonateInput, config: AutoReplyConfig, direction: str, penalise: bool) -> ModelRequest:
+    penalty = COPY_PENALTY if penalise else None
+    return ModelRequest(
+        messages=build_messages(talk, config, hint=direction), purpose=PURPOSE, temperature=config.temperature,
+        max_tokens=min(config.max_tokens, MAX_LINE_TOKENS), timeout_s=config.timeout_s,
+        model_config_id=config.model_config_id, presence_penalty=penalty, frequency_penalty=penalty,
+    )  # fmt: skip
+
+
+def _check_with(kept: list[str], option: str, inp: SuggestionInput, config: AutoReplyConfig,
+                speakers: list[str]) -> tuple[str, list[str]]:  # fmt: skip
+    """``option`` cleaned, and its problems as the next option after ``kept`` (by the list's checks)."""
+    n = len(kept) + 1
+    checked = check_options([*kept, option], count=n, max_chars=config.max_suggestion_chars, language=inp.language,
+                            speaker_names=speakers, anchor_text=inp.anchor.content)  # fmt: skip
+    mine = f"option {n}: "
+    return checked.options[-1], [p.removeprefix(mine) for p in checked.problems if p.startswith(mine)]
