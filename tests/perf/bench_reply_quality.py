@@ -165,7 +165,7 @@ async def run(base_url: str, model: str, languages: dict[str, int], story_turns:
         db = Path(tmp) / "bench.db"
         settings = make_settings(f"sqlite+aiosqlite:///{db}", Path(tmp), COMPANION_LLM_BASE_URL=base_url,
                                  COMPANION_LLM_MODEL=model, COMPANION_LLM_TIMEOUT_MS=str(timeout_ms),
-                                 COMPANION_LLM_MAX_TOKENS="512", COMPANION_TURN_TIMEOUT_S="900")  # fmt: skip
+                                 COMPANION_LLM_MAX_TOKENS="1024", COMPANION_TURN_TIMEOUT_S="900")  # fmt: skip
         await upgrade(settings.database_url)
         ledger = Ledger(ModelGateway(settings.llm))
         app = create_app(settings, model=ledger)

