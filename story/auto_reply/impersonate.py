@@ -173,9 +173,11 @@ def voice_of_user_problems(line: str, inp: ImpersonateInput) -> list[str]:
         problems.append(f'writes a line for "{other}" (write only the user\'s own message)')
     if last_agent and resays(line, last_agent):
         problems.append("re-says the character's own words (answer them instead)")
-    last_own = next((m.content for m in reversed(inp.context) if m.role == "user"), "")
-    if last_own and comparison_key(last_own) != comparison_key(line) and resays(line, last_own) and not inp.draft.strip():
-        problems.append("re-says the user's own last message (write something new)")
+    earlier = [m.content for m in inp.context if m.content != last_agent]
+    if not inp.draft.strip() and any(comparison_key(e) != comparison_key(line) and resays(line, e) for e in earlier):
+        problems.append("re-says an earlier message of the chat (write something new)")
+    if _STRUCTURE.search(line):
+        problems.append("is a piece of JSON, not a message")
     if repeats_itself(line):
         problems.append("says the same sentence more than once")
     if _ASSISTANT.search(line):
@@ -312,6 +314,9 @@ def _spoken_for(line: str, members: list[str]) -> list[str]:
             found.append(name)
     return found
 
+
+_STRUCTURE = re.compile(r'"\s*:\s*[\[{"]|[\[{]\s*"|^\W*options\W*$', re.IGNORECASE)
+"""A fragment of the list's JSON (``options": [``) a small model writes as a line."""
 
 # Text a chat assistant writes about itself; no user sends it to a companion.
 _ASSISTANT = re.compile(

@@ -11,8 +11,11 @@ echo of the user's own lines, a re-said companion line, a refusal) and against t
 already kept (no duplicates, no near-duplicates).
 
 A round asks one line for every missing option at once (a local server serves them side by
-side) and counts as one attempt of the generation's budget; a line rejected for a copy is asked
-again in the next round with the context's tokens penalised.
+side) and counts as one attempt of the generation's budget. Every line is asked with the context's
+tokens penalised (OpenAI's presence and frequency penalties) and sees only the user's last message
+and the line it answers: shown the whole window, Qwen2.5-0.5B copied a companion's earlier line
+into its answer; on nine anchors of a real group chat, lines without the penalty were ready on 4,
+with it on 5, and with the companion's line alone (no user line) on 2 (it then wrote "阿乐：…").
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import msgspec
 
 from .config import AutoReplyConfig
 from .impersonate import (
-    COPIED, COPY_PENALTY, MAX_LINE_TOKENS, ImpersonateInput, build_messages, check_line, clean, voice_of_user_problems,
+    COPY_PENALTY, MAX_LINE_TOKENS, ImpersonateInput, build_messages, check_line, clean, voice_of_user_problems,
 )
 from .inputs import ContextMessage, SuggestionInput
 from .ports import PURPOSE, ModelRequest
@@ -99,13 +102,15 @@ async def fill_lines(model: Any, inp: SuggestionInput, config: AutoReplyConfig, 
     done: list[Round] = []
     usage, model_name = SuggestionUsage(), None
     talk = talk_of(inp, config, speakers)
+    # The prompt shows only the user's last message and the line answered: a small model copies
+    # whatever companion lines it is shown; the checks still see the whole window.
+    short = msgspec.structs.replace(talk, context=[*[m for m in talk.context if m.role == "user"][-1:], talk.context[-1]])
     directions = DIRECTIONS["zh" if primary_language(inp.language) == "zh" else "en"]
-    penalised: set[int] = set()
     loop = asyncio.get_running_loop()
     while len(done) < rounds and len(options) < config.suggestion_count and loop.time() < deadline:
         started = time.perf_counter()
         slots = list(range(len(options), config.suggestion_count))
-        requests = [_request(talk, config, directions[slot % len(directions)], slot in penalised) for slot in slots]
+        requests = [_request(short, config, directions[slot % len(directions)]) for slot in slots]
         try:
             async with asyncio.timeout_at(deadline):
                 answers = await asyncio.gather(*(model.complete(r) for r in requests), return_exceptions=True)
@@ -114,7 +119,6 @@ async def fill_lines(model: Any, inp: SuggestionInput, config: AutoReplyConfig, 
                               round((time.perf_counter() - started) * 1000, 3)))  # fmt: skip
             break
         problems: list[str] = []
-        penalised = set()
         for slot, answer in zip(slots, answers, strict=True):
             if isinstance(answer, BaseException):
                 if isinstance(answer, asyncio.CancelledError):
@@ -129,16 +133,14 @@ async def fill_lines(model: Any, inp: SuggestionInput, config: AutoReplyConfig, 
                 line, wrong = _check_with(options, line, inp, config, speakers)
             if wrong:
                 problems += [f"option {len(options) + 1}: {p}" for p in wrong]
-                if any(mark in p for p in wrong for mark in COPIED):
-                    penalised.add(len(options))
                 continue
             options.append(line)
         done.append(Round(problems, round((time.perf_counter() - started) * 1000, 3)))
     return Filled(options, done, usage, model_name)
 
 
-def _request(talk: ImpersonateInput, config: AutoReplyConfig, direction: str, penalise: bool) -> ModelRequest:
-    penalty = COPY_PENALTY if penalise else None
+def _request(talk: ImpersonateInput, config: AutoReplyConfig, direction: str) -> ModelRequest:
+    penalty = COPY_PENALTY
     return ModelRequest(
         messages=build_messages(talk, config, hint=direction), purpose=PURPOSE, temperature=config.temperature,
         max_tokens=min(config.max_tokens, MAX_LINE_TOKENS), timeout_s=config.timeout_s,

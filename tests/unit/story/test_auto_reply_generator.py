@@ -196,13 +196,14 @@ async def test_lines_are_written_in_the_chat_language_when_no_option_of_the_list
     assert all(is_line(r) and "Japanese (ja-JP)" in r.messages[0].content for r in model.history[1:])
 
 
-async def test_a_line_that_copies_is_asked_again_with_the_context_penalised():
+async def test_lines_are_asked_with_the_context_penalised_and_a_copy_is_asked_again():
     model = ScriptedModel([GOOD_ZH[:2], "守卫伸手索要手令：手令呢？", GOOD_ZH[2]])
     result = await generate_suggestions(model, make_input(), config())
     assert result.options == GOOD_ZH and len(result.attempts) == 3
     assert result.attempts[0].problems == ["expected exactly 3 options, got 2"]
     assert any("option 3: copies the character's message" in p for p in result.attempts[1].problems)
-    assert model.history[1].presence_penalty is None and model.history[2].presence_penalty == COPY_PENALTY
+    assert all(r.presence_penalty == r.frequency_penalty == COPY_PENALTY for r in model.history[1:])
+    assert model.history[0].presence_penalty is None  # the list call is the spec's, as it was
 
 
 async def test_three_failures_raise_the_error_with_problems_per_attempt_and_no_options():
@@ -337,7 +338,7 @@ async def test_cancellation_propagates_into_the_model_call():
 async def test_usage_estimated_by_the_host_stays_marked_estimated_and_is_summed():
     """A provider without usage is estimated by the host (``app.llm.usage``); the library keeps the flag."""
     bad = json.dumps({"options": GOOD_EN[:2]})
-    model = ScriptedModel([FakeResult(bad, FakeUsage(30, 12)), FakeResult(json.dumps({"options": GOOD_EN}), FakeUsage(50, 15, estimated=True))])
+    model = ScriptedModel([FakeResult(bad, FakeUsage(30, 12)), FakeResult(GOOD_EN[2], FakeUsage(50, 15, estimated=True))])
     result = await generate_suggestions(model, make_input(language="en", anchor_text="Where is your pass?"), config())
     assert result.usage.estimated is True
     assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.total_tokens) == (80, 27, 107)

@@ -223,3 +223,14 @@ async def test_a_cut_off_answer_is_returned_without_its_unfinished_end() -> None
 
     result = await impersonate(CutOff("今天真的好累啊。我想先睡一会儿，明天再"), ZH, CONFIG)
     assert result.text == "今天真的好累啊。" and result.attempts == [[]]
+
+
+def test_an_earlier_message_said_again_or_a_piece_of_json_is_not_the_users_line() -> None:
+    chat = msgspec.structs.replace(ZH, context=[
+        ContextMessage("周衡", "agent", "我建议你找一个专业的心理咨询师来处理这个问题。"), *ZH.context])
+    assert "re-says an earlier message of the chat (write something new)" in check_line(
+        "我建议你找一个专业的心理咨询师来处理这个问题吧", chat, CONFIG)[1]
+    assert check_line("我今天真的有点累，想早点睡", chat, CONFIG)[1] == []  # takes up a word of the user's line: fine
+    assert "is a piece of JSON, not a message" in check_line('options": [', EN, CONFIG)[1]
+    assert "is a piece of JSON, not a message" in check_line('{"options": ["I wait."]}', EN, CONFIG)[1]
+    assert clean("我 (周衡)：我也想去") == "我也想去"  # a user label with a name in brackets
