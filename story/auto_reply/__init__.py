@@ -26,7 +26,7 @@ from .generator import (
 )
 from .inputs import Anchor, ContextMessage, Guidance, SuggestionInput, SuggestionOptions, option_constraints
 from .ports import PURPOSE, ChatMessage, ChatModel, ModelRequest, ResponseSchema, StructuredModel
-from .prompt import DEFAULT_TEMPLATE, build_messages, check_template, render_system_prompt, repair_note
+from .prompt import DEFAULT_TEMPLATE, build_messages, check_template, render_system_prompt
 from .validate import Checked, check_options
 
 __all__ = [
@@ -37,5 +37,5 @@ __all__ = [
     "Checked", "StructuredModel", "SuggestionOptions", "SuggestionResult", "SuggestionUsage", "TemplateError",
     "build_messages", "check_options", "check_template", "conservative_options",
     "format_numbered", "generate_suggestions", "option_constraints", "render_system_prompt",
-    "repair_note", "validate_config",
+    "validate_config",
 ]

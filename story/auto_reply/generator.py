@@ -26,10 +26,10 @@ import msgspec
 from .config import AutoReplyConfig
 from .errors import AutoReplyDisabled, AutoReplyGenerationFailed, InvalidSuggestionInput
 from .fallback import conservative_options
-from .lines import check_list, fill_lines, usable
+from .lines import check_list, fill_lines, talk_of, usable
 from .inputs import SuggestionInput, SuggestionOptions, option_constraints
 from .ports import PURPOSE, ModelRequest, StructuredModel
-from .prompt import DEFAULT_TEMPLATE, build_messages, check_template, repair_note, window
+from .prompt import DEFAULT_TEMPLATE, build_messages, check_template, window
 from .usage import MAX_ATTEMPTS, SuggestionUsage, add_usage, usage_of
 from .validate import Checked
 
@@ -79,6 +79,7 @@ async def generate_suggestions(
     speakers = [input.anchor.agent_name] + [
         m.speaker for m in window(input, config.context_message_count) if m.role != "user"
     ]
+    talk = talk_of(input, config, speakers)
     request = ModelRequest(
         messages=build_messages(input, config, template), purpose=PURPOSE, temperature=config.temperature,
         max_tokens=config.max_tokens, timeout_s=config.timeout_s, model_config_id=config.model_config_id,
@@ -86,10 +87,7 @@ async def generate_suggestions(
     constraints = option_constraints(config.suggestion_count, config.max_suggestion_chars)
 
     def check(value: SuggestionOptions) -> Checked:
-        return check_list(value.options, input, config, speakers)
-
-    def note(problems: list[str]) -> str:
-        return repair_note(problems, config, input.language)
+        return check_list(value.options, input, config, speakers, talk)
 
     records: list[AttemptRecord] = []
     total = SuggestionUsage()
@@ -98,34 +96,34 @@ async def generate_suggestions(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + MAX_ATTEMPTS * config.timeout_s
 
-    # 1. The options as one list (the seed's call): a model that follows it is done in one call.
-    watch = _Watch(clock, lambda value: check(value).problems, note)
+    # 1. The options as one list (the seed's call), asked once: a model that follows it is done.
+    seen = _Seen(lambda value: check(value).problems)
+    started = clock()
     try:
         async with asyncio.timeout_at(deadline) as guard:
             outcome = await model.complete_struct(
-                request, SuggestionOptions, constraints=constraints, repairs=0,
-                validate=watch.validate, repair_note=watch.note, schema_name=SCHEMA_NAME,
+                request, SuggestionOptions, constraints=constraints, repairs=0, validate=seen.validate,
+                schema_name=SCHEMA_NAME,
             )
     except Exception as exc:  # CancelledError is a BaseException and propagates
         spent = _spent_attempts(exc)
         if spent is not None:  # the answer was rejected: keep what of it passes the checks
-            records += [watch.record(*attempt, config) for attempt in spent]
+            records += [seen.record(*attempt, config) for attempt in spent]
             total = add_usage(total, usage_of(getattr(exc, "usage", None)))
             model_name = getattr(exc, "model", None) or model_name
-            if isinstance(watch.last, SuggestionOptions) and spent[-1][2] != "length":  # never a cut-off answer
-                kept = usable(watch.last.options, input, config, speakers)
-        else:  # a model error: the rejected answers before it were attempts too, then this one
-            records += watch.rejected_records()
-            records.append(AttemptRecord([_failure(exc, config, expired=guard.expired())], watch.since_last()))
+            if isinstance(seen.last, SuggestionOptions) and spent[-1][2] != "length":  # never a cut-off answer
+                kept = usable(seen.last.options, input, config, speakers, talk)
+        else:  # a model error or timeout: one failed attempt
+            records.append(AttemptRecord([_failure(exc, config, expired=guard.expired())], _ms(started, clock())))
     else:
-        records += [watch.record(*_attempt(a), config) for a in outcome.attempts]
+        records += [seen.record(*_attempt(a), config) for a in outcome.attempts]
         total = add_usage(total, usage_of(outcome.usage))
         model_name = getattr(outcome, "model", None) or model_name
         return SuggestionResult(check(outcome.value).options, total, records, fallback=False, model=model_name)
 
     # 2. The options it lacks, one line each (``lines``), with the attempts that remain.
     if len(records) < MAX_ATTEMPTS and loop.time() < deadline:
-        filled = await fill_lines(model, input, config, kept, speakers=speakers,
+        filled = await fill_lines(model, input, config, kept, talk=talk, speakers=speakers,
                                   rounds=MAX_ATTEMPTS - len(records), deadline=deadline)  # fmt: skip
         records += [AttemptRecord(r.problems, r.ms) for r in filled.rounds]
         total = add_usage(total, filled.usage)
@@ -144,21 +142,15 @@ async def generate_suggestions(
     )
 
 
-class _Watch:
-    """Sees one ``complete_struct`` call from the library's side: the check's problems as a list
-    (the host joins them into one string) and, through the repair note the host calls after each
-    rejected answer, when each attempt ended. So a model error after rejected answers still
-    accounts for every attempt the host made, and the budget holds across calls."""
+class _Seen:
+    """The list's check as the host's structured path sees it: problems as a list (the host joins
+    them into one string; ``record`` splits them back) and the latest decoded answer, whose
+    passing options are kept when the answer is rejected."""
 
-    def __init__(self, clock: Callable[[], float], check: Callable[[Any], list[str]],
-                 note: Callable[[list[str]], str]) -> None:  # fmt: skip
-        self.clock = clock
+    def __init__(self, check: Callable[[Any], list[str]]) -> None:
         self.check = check
-        self.note_text = note
-        self.marks = [clock()]  # start, then the end of each rejected attempt
-        self.rejected: list[str] = []
         self.split: dict[str, list[str]] = {}
-        self.last: Any = None  # the latest decoded answer
+        self.last: Any = None
 
     def validate(self, value: Any) -> list[str]:
         self.last = value
@@ -167,29 +159,12 @@ class _Watch:
             self.split["; ".join(problems)] = problems
         return problems
 
-    def note(self, problems: list[str]) -> str:
-        self.marks.append(self.clock())
-        self.rejected = list(problems)
-        return self.note_text(problems)
-
-    def problems_of(self, problem: str | None) -> list[str]:
-        return [] if problem is None else list(self.split.get(problem, [problem]))
-
     def record(self, problem: str | None, ms: float | None, finish_reason: str | None,
                config: AutoReplyConfig) -> AttemptRecord:  # fmt: skip
-        problems = self.problems_of(problem)
+        problems = [] if problem is None else list(self.split.get(problem, [problem]))
         if problems and finish_reason == "length":
             problems.append(f"output was cut off at maxTokens ({config.max_tokens})")
         return AttemptRecord(problems, round(float(ms or 0.0), 3))
-
-    def rejected_records(self) -> list[AttemptRecord]:
-        return [
-            AttemptRecord(self.problems_of(p), _ms(self.marks[i], self.marks[i + 1]))
-            for i, p in enumerate(self.rejected[: len(self.marks) - 1])
-        ]
-
-    def since_last(self) -> float:
-        return _ms(self.marks[-1], self.clock())
 
 
 def _ms(start: float, end: float) -> float:

@@ -70,23 +70,25 @@ def talk_of(inp: SuggestionInput, config: AutoReplyConfig, speakers: list[str]) 
     )  # fmt: skip
 
 
-def check_list(options: list[str], inp: SuggestionInput, config: AutoReplyConfig, speakers: list[str]) -> Checked:
+def check_list(options: list[str], inp: SuggestionInput, config: AutoReplyConfig, speakers: list[str],
+               talk: ImpersonateInput) -> Checked:
     """The list's checks (``check_options``) on the options cleaned of a user label ("我 (周衡)："),
     plus, per option, what makes a line not the user's own (``voice_of_user_problems``: the
-    companion's line or the user's own said back, a member's line inside it, a refusal)."""
+    companion's line or the user's own said back, a member's line inside it, a refusal) in the
+    chat as write-for-me sees it (``talk``, from ``talk_of``)."""
     checked = check_options([clean(o) for o in options], count=config.suggestion_count,
                             max_chars=config.max_suggestion_chars, language=inp.language, speaker_names=speakers,
                             anchor_text=inp.anchor.content)  # fmt: skip
-    talk = talk_of(inp, config, speakers)
     extra = [f"option {n}: {p}" for n, o in enumerate(checked.options, 1) if o for p in voice_of_user_problems(o, talk)]
     return Checked(options=checked.options, problems=checked.problems + extra)
 
 
-def usable(options: list[str], inp: SuggestionInput, config: AutoReplyConfig, speakers: list[str]) -> list[str]:
+def usable(options: list[str], inp: SuggestionInput, config: AutoReplyConfig, speakers: list[str],
+           talk: ImpersonateInput) -> list[str]:
     """The options of a rejected list that pass every check on their own and against the ones
-    before them, in order (cleaned as the checks clean them)."""
+    kept before them, in order (cleaned as the checks clean them). Checked again one by one: an
+    option the list's checks refused only as a near-copy of a refused option is still usable."""
     kept: list[str] = []
-    talk = talk_of(inp, config, speakers)
     for option in options[: config.suggestion_count]:
         line, problems = _check_with(kept, clean(option), inp, config, speakers)
         if not problems and not voice_of_user_problems(line, talk):
@@ -95,13 +97,12 @@ def usable(options: list[str], inp: SuggestionInput, config: AutoReplyConfig, sp
 
 
 async def fill_lines(model: Any, inp: SuggestionInput, config: AutoReplyConfig, kept: list[str], *,
-                     speakers: list[str], rounds: int, deadline: float) -> Filled:  # fmt: skip
+                     talk: ImpersonateInput, speakers: list[str], rounds: int, deadline: float) -> Filled:  # fmt: skip
     """``kept`` plus one line per missing option, within ``rounds`` rounds and the ``deadline``
     (the event loop's clock). Returns what it has when the rounds or the time run out."""
     options = list(kept)
     done: list[Round] = []
     usage, model_name = SuggestionUsage(), None
-    talk = talk_of(inp, config, speakers)
     # The prompt shows only the user's last message and the line answered: a small model copies
     # whatever companion lines it is shown; the checks still see the whole window.
     short = msgspec.structs.replace(talk, context=[*[m for m in talk.context if m.role == "user"][-1:], talk.context[-1]])
