@@ -121,3 +121,18 @@ def saved_reply_problems(messages: list[dict[str, Any]], names: dict[str, str], 
         if problems:
             found[m["id"]] = [p.split(":", 1)[0] for p in problems]
     return found
+
+
+# The turns' own suggestions cost a CPU server one list call and up to two rounds of lines per
+# turn; tests that do not assert on them switch them off, and switch them on (``suggestions_on``)
+# only before an explicit suggestions or write-for-me call. Keeps the real-model tail of CI short.
+OWN_SUGGESTIONS_OFF = {"autoReply": {"enabled": False}}
+
+
+async def suggestions_on(api: Any, conv_id: str, **auto_reply: Any) -> None:
+    """Switch the conversation's auto-reply on (with ``auto_reply`` fields) for an explicit call."""
+    from tests.integration.conftest import ALICE
+
+    resp = await api.client.patch(f"/v1/conversations/{conv_id}", headers=ALICE,
+                                  json={"settings": {"autoReply": {"enabled": True, **auto_reply}}})  # fmt: skip
+    assert resp.status_code == 200, resp.text

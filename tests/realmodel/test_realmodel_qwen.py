@@ -10,7 +10,7 @@ from typing import Any
 
 from story.auto_reply.validate import near_duplicate_problems
 from tests.integration.conftest import ALICE, Api
-from tests.realmodel.group import ROLES, agent_body, saved_reply_problems
+from tests.realmodel.group import OWN_SUGGESTIONS_OFF, ROLES, agent_body, saved_reply_problems, suggestions_on
 
 ZH = "zh-CN"
 # The issue's own cases: a line a weak model echoed, and a sad one.
@@ -19,7 +19,7 @@ TEXTS = ("我今天看到一个超好笑的视频，笑死我了", "我今天有
 
 async def _group(api: Api) -> tuple[dict[str, Any], dict[str, str]]:
     agents = [await api.agent(**agent_body(ZH, role)) for role in ROLES]
-    conv = await api.group(*(a["id"] for a in agents), settings={"language": ZH, "replyLimit": 2})
+    conv = await api.group(*(a["id"] for a in agents), settings={"language": ZH, "replyLimit": 2, **OWN_SUGGESTIONS_OFF})
     return conv, {a["id"]: a["name"] for a in agents}
 
 
@@ -48,6 +48,7 @@ async def test_zh_group_turn_saves_only_replies_a_user_would_keep(qwen_api: Api)
         assert any("\u4e00" <= ch <= "\u9fff" for ch in m["content"]), m["content"]
 
     anchor = kept[-1]["id"]
+    await suggestions_on(qwen_api, conv["id"])
     resp = await qwen_api.client.post(f"/v1/conversations/{conv['id']}/messages/{anchor}/suggestions", json={},
                                       headers=ALICE)  # fmt: skip
     body = resp.json()
@@ -64,8 +65,8 @@ async def test_zh_group_turn_saves_only_replies_a_user_would_keep(qwen_api: Api)
 async def test_write_for_me_gives_a_line_in_the_users_voice_in_chinese_and_english(qwen_api: Api):
     """One real turn per language, then write-for-me with and without a typed draft: the line is
     in the chat's language, starts with the draft, copies nobody, and is never saved. The calls'
-    timeout is the README's advice for CPU users (the turn's own suggestions share the server's
-    two cores with the first write-for-me; at 15 s it timed out in CI)."""
+    timeout is the README's advice for CPU users (at 15 s one timed out in CI). The turns' own
+    suggestions are off: they would share the server's two cores with the first write-for-me."""
     from story.auto_reply import AutoReplyConfig, ContextMessage
     from story.auto_reply.impersonate import ImpersonateInput, check_line
 
@@ -74,12 +75,13 @@ async def test_write_for_me_gives_a_line_in_the_users_voice_in_chinese_and_engli
                                   ("en", "I have a job interview tomorrow and I can't sleep.", "Honestly")):  # fmt: skip
         agent = await qwen_api.agent(**agent_body(language, ROLES[0]))
         created = await qwen_api.client.post("/v1/conversations", json={"kind": "direct", "agentIds": [agent["id"]],
-                                             "settings": {"language": language, "autoReply": {"timeoutMs": 30000}}},
+                                             "settings": {"language": language, **OWN_SUGGESTIONS_OFF}},
                                              headers=ALICE)  # fmt: skip
         conv = created.json()
         turn = (await qwen_api.client.post(f"/v1/conversations/{conv['id']}/turns", json={"content": text},
                                            headers=ALICE)).json()  # fmt: skip
         print(language, "reply:", [m["content"] for m in turn["agentMessages"]])
+        await suggestions_on(qwen_api, conv["id"], timeoutMs=30000)
         before = await _messages(qwen_api, conv["id"])
         context = [ContextMessage("User" if m["role"] == "user" else agent["name"], m["role"], m["content"]) for m in before]
         kept = 0

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from tests.integration.conftest import ALICE, Api
+from tests.realmodel.group import OWN_SUGGESTIONS_OFF, suggestions_on
 
 DECODE_FAILURES = ("not valid JSON", "does not match the schema", "cut off", "was empty")
 STORY_ON = {"enabled": True, "modelConfigId": "default", "modelCallTimeoutMs": 180_000}
@@ -72,7 +73,8 @@ def _structured_stages_on_model_path(turn: dict[str, Any]) -> None:
 async def test_zh_group_turns_decode_every_structured_stage_on_the_model_path(real_api: Api):
     agents = await _agents(real_api, ("林溪", "周衡", "阿乐"))
     # mode llm: the selector is asked whatever the scorer's margin (this test is about its wire)
-    conv = await real_api.group(*(a["id"] for a in agents), settings={"replyLimit": 1, "selection": {"mode": "llm"}})
+    conv = await real_api.group(*(a["id"] for a in agents), settings={"replyLimit": 1, "selection": {"mode": "llm"},
+                                                                  **OWN_SUGGESTIONS_OFF})
     turn = await _turn(real_api, conv["id"], "我今天有点难过，不知道该怎么办。")
     _structured_stages_on_model_path(turn)
     assert turn["orchestration"]["selection"]["decidedBy"] in ("llm", "mention")
@@ -80,13 +82,14 @@ async def test_zh_group_turns_decode_every_structured_stage_on_the_model_path(re
 
 async def test_en_group_turn_with_a_mention_and_suggestions_on_the_model_path(real_api: Api):
     agents = await _agents(real_api, ("Lia", "Heng", "Joy"))
-    conv = await real_api.group(*(a["id"] for a in agents), settings={"language": "en", "replyLimit": 2})
+    conv = await real_api.group(*(a["id"] for a in agents), settings={"language": "en", "replyLimit": 2, **OWN_SUGGESTIONS_OFF})
     turn = await _turn(real_api, conv["id"], "@Heng should I take the new job offer?")
     _structured_stages_on_model_path(turn)
     primary = [m for m in turn["agentMessages"] if m["replyKind"] == "primary"]
     assert primary and primary[0]["agentId"] == agents[1]["id"]
     assert primary[0]["metadata"]["selectedBy"] == "mention"
     anchor = primary[0]["id"]
+    await suggestions_on(real_api, conv["id"])
     resp = await real_api.client.post(f"/v1/conversations/{conv['id']}/messages/{anchor}/suggestions", json={},
                                       headers=ALICE)
     body = resp.json()
@@ -127,7 +130,7 @@ async def _report_settled(api: Api, conv_id: str, agent_id: str, timeout_s: floa
 async def test_story_walkthrough_starts_and_advances_on_the_model_path(real_api: Api):
     (lia,) = await _agents(real_api, ("Lia",))
     resp = await real_api.client.post("/v1/conversations", json={"kind": "direct", "agentIds": [lia["id"]],
-                                      "settings": {"language": "en", "story": STORY_ON}}, headers=ALICE)
+                                      "settings": {"language": "en", "story": STORY_ON, **OWN_SUGGESTIONS_OFF}}, headers=ALICE)
     assert resp.status_code == 201, resp.text
     conv = resp.json()
     # The Story is set up in the background when the conversation is created (initialisation
