@@ -19,7 +19,6 @@ each attempt's problems, for an honest error.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 import msgspec
 
 from .config import AutoReplyConfig
+from .copies import holds_whole, pieced_together, resays, wide
 from .errors import AutoReplyDisabled, AutoReplyError, InvalidSuggestionInput
 from .usage import MAX_ATTEMPTS, SuggestionUsage, add_usage, usage_of
 from .inputs import ContextMessage, Guidance
@@ -135,7 +135,7 @@ async def impersonate(
     raise ImpersonateFailed(attempts, usage, model_name)
 
 
-COPIED = ("copies", "re-says")
+COPIED = ("copies", "re-says", "pieced together")
 """The marks of every copy problem below ("copies the character's message", "re-says the
 character's own words"): their retry is sent with the context's tokens penalised. On Qwen2.5-0.5B
 an English write-for-me gave the companion's last sentence back on all three attempts when only
@@ -186,6 +186,12 @@ def voice_of_user_problems(line: str, inp: ImpersonateInput) -> list[str]:
     own = [comparison_key(m.content) for m in inp.context if m.role == "user"]
     if key and key in own and key != comparison_key(inp.draft):
         problems.append("copies one of the user's earlier messages (write something new)")
+    if not problems:  # the part the model wrote (after a typed draft) against every message of the window
+        draft = inp.draft.strip()
+        written = line[len(draft):] if draft and line.startswith(draft) else line
+        said = [m.content for m in inp.context]
+        if holds_whole(written, said) or pieced_together(written, said):
+            problems.append("is pieced together from earlier messages of the chat (write something new)")
     return problems
 
 
@@ -253,7 +259,7 @@ def with_draft(draft: str, text: str) -> str:
     if at >= 0:
         return text[at:]
     text = text[_overlap(draft, text):].lstrip() if text else text
-    joiner = "" if _wide(draft[-1]) or not text or text[0] in ",.!?;:，。！？、" else " "
+    joiner = "" if wide(draft[-1]) or not text or text[0] in ",.!?;:，。！？、" else " "
     return f"{draft}{joiner}{text}"
 
 
@@ -261,35 +267,13 @@ def _overlap(draft: str, text: str) -> int:
     """How much of ``text``'s start re-says the end of the draft ("其实我" + "我感觉…" would read
     "其实我我感觉…"; "Honestly I" + "I feel…" "Honestly I I feel…"): whole characters for wide
     scripts, whole words otherwise (case-insensitive), the longest such overlap."""
-    if _wide(draft[-1]):
+    if wide(draft[-1]):
         return next((n for n in range(min(len(draft), len(text)), 0, -1) if draft.endswith(text[:n])), 0)
     words, said = draft.split(), text.split()
     for n in range(min(len(words), len(said)), 0, -1):
         if [w.casefold() for w in words[-n:]] == [w.casefold() for w in said[:n]]:
             return len(" ".join(text.split(maxsplit=n)[:n]))
     return 0
-
-
-def _wide(ch: str) -> bool:
-    """Kana, Han or Hangul: words are not separated by spaces."""
-    return "\u3040" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" or "\uff00" <= ch <= "\uffef"
-
-
-RESAY_SHARE = 0.5  # at least half the line is stretches of the character's message…
-RESAY_BLOCK = {"wide": 4, "latin": 10}  # …each at least this long (characters of the comparison key)
-
-
-def resays(line: str, other: str) -> bool:
-    """Half or more of ``line`` is long stretches of ``other``: the companion's sentence given
-    back ("其实我应该先深呼吸几次，跟我说说你最担心哪一部分？" after "要不要先深呼吸几次，跟我说说你最担心哪一部分？").
-    An answer that takes up a word or two of the question ("其实我最担心的是这次机会") stays under it."""
-    a, b = comparison_key(line), comparison_key(other)
-    if not a or not b:
-        return False
-    block = RESAY_BLOCK["wide" if any(_wide(ch) for ch in a) else "latin"]
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    shared = sum(m.size for m in matcher.get_matching_blocks() if m.size >= block)
-    return shared / len(a) >= RESAY_SHARE
 
 
 def repeats_itself(line: str) -> bool:
@@ -322,7 +306,9 @@ _STRUCTURE = re.compile(r'"\s*:\s*[\[{"]|[\[{]\s*"|^\W*options\W*$', re.IGNORECA
 _ASSISTANT = re.compile(
     r"(?:\bI(?:'m| am) (?:sorry|afraid),? but I (?:can(?:no|')t|am unable)|\bI can(?:no|')t (?:assist|help) with"
     r"|\bI'm (?:here|glad I could) (?:to )?(?:help|assist)|\bhow (?:can|may) I (?:help|assist)|\bas an AI\b|\b(?:an?|the) (?:AI|language model|assistant)\b|作为(?:一个)?(?:AI|人工智能|语言模型|助手)"
-    r"|我(?:无法|不能)(?:协助|提供|帮助你完成)|抱歉，我(?:无法|不能)|有什么(?:可以|能)帮(?:你|您)|我(?:很乐意|会尽力)帮助(?:你|您))",
+    r"|\bif you have any (?:other |more |further )?questions\b|\bfeel free to (?:ask|reach out)\b"
+    r"|我(?:无法|不能)(?:协助|提供|帮助你完成)|抱歉，我(?:无法|不能)|有什么(?:可以|能)帮(?:到|助)?(?:你|您)|我(?:很乐意|会尽力)帮助(?:你|您)"
+    r"|我会尽(?:力|我所能)(?:给|为|帮)(?:你|您)|如果(?:你|您)有任何(?:问题|疑问|需要)|请随时(?:告诉|联系|问)我)",
     re.IGNORECASE,
 )
 

@@ -11,7 +11,9 @@ echo of the user's own lines, a re-said companion line, a refusal) and against t
 already kept (no duplicates, no near-duplicates).
 
 A round asks one line for every missing option at once (a local server serves them side by
-side) and counts as one attempt of the generation's budget. Every line is asked with the context's
+side) and counts as one attempt of the generation's budget. The last round also asks spare lines,
+one for each direction no missing option has: the first lines that pass fill the options, in
+order, so one more bad line no longer fails the whole set. Every line is asked with the context's
 tokens penalised (OpenAI's presence and frequency penalties) and sees only the user's last message
 and the line it answers: shown the whole window, Qwen2.5-0.5B copied a companion's earlier line
 into its answer; on nine anchors of a real group chat, lines without the penalty were ready on 4,
@@ -21,6 +23,7 @@ with it on 5, and with the companion's line alone (no user line) on 2 (it then w
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from typing import Any
 
@@ -29,6 +32,7 @@ import msgspec
 from .config import AutoReplyConfig
 from .impersonate import (
     COPY_PENALTY, MAX_LINE_TOKENS, ImpersonateInput, build_messages, check_line, clean, voice_of_user_problems,
+    whole_sentences,
 )
 from .inputs import ContextMessage, SuggestionInput
 from .ports import PURPOSE, ModelRequest
@@ -38,12 +42,15 @@ from .usage import SuggestionUsage, add_usage, usage_of
 from .validate import Checked, check_options
 
 DIRECTIONS = {
-    "zh": ("", "（这次用一个问题回复）", "（这次说点别的，换个话题）", "（这次说说你自己的感受）"),
+    "zh": ("", "（这次用一个问题回复）", "（这次说点别的，换个话题）", "（这次说说你自己的感受）",
+           "（这次说说你接下来打算做什么）", "（这次只简短地回应一句）"),
     "en": ("", "(This time, answer with a question.)", "(This time, talk about something else.)",
-           "(This time, say how you feel.)"),
+           "(This time, say how you feel.)", "(This time, say what you will do next.)",
+           "(This time, just react in a few words.)"),
 }
 """Per option position: the first answers as the user naturally would, the others each take a
-direction of the spec's examples (a question, a change of subject, a feeling)."""
+direction of the spec's examples (a question, a change of subject, a feeling, an action); the
+directions no missing option has are the last round's spares."""
 
 
 class Round(msgspec.Struct, frozen=True):
@@ -76,10 +83,12 @@ def check_list(options: list[str], inp: SuggestionInput, config: AutoReplyConfig
     plus, per option, what makes a line not the user's own (``voice_of_user_problems``: the
     companion's line or the user's own said back, a member's line inside it, a refusal) in the
     chat as write-for-me sees it (``talk``, from ``talk_of``)."""
-    checked = check_options([clean(o) for o in options], count=config.suggestion_count,
-                            max_chars=config.max_suggestion_chars, language=inp.language, speaker_names=speakers,
+    limit = config.max_suggestion_chars
+    checked = check_options([at_limit(clean(o), limit) for o in options], count=config.suggestion_count,
+                            max_chars=limit, language=inp.language, speaker_names=speakers,
                             anchor_text=inp.anchor.content)  # fmt: skip
-    extra = [f"option {n}: {p}" for n, o in enumerate(checked.options, 1) if o for p in voice_of_user_problems(o, talk)]
+    extra = [f"option {n}: {p}" for n, o in enumerate(checked.options, 1) if o
+             for p in [*voice_of_user_problems(o, talk), *cut_problems(o, limit)]]  # fmt: skip
     return Checked(options=checked.options, problems=checked.problems + extra)
 
 
@@ -89,11 +98,28 @@ def usable(options: list[str], inp: SuggestionInput, config: AutoReplyConfig, sp
     kept before them, in order (cleaned as the checks clean them). Checked again one by one: an
     option the list's checks refused only as a near-copy of a refused option is still usable."""
     kept: list[str] = []
+    limit = config.max_suggestion_chars
     for option in options[: config.suggestion_count]:
-        line, problems = _check_with(kept, clean(option), inp, config, speakers)
-        if not problems and not voice_of_user_problems(line, talk):
+        line, problems = _check_with(kept, at_limit(clean(option), limit), inp, config, speakers)
+        if not problems and not voice_of_user_problems(line, talk) and not cut_problems(line, limit):
             kept.append(line)
     return kept
+
+
+def at_limit(option: str, limit: int) -> str:
+    """An option the schema's length bound stopped (``limit`` characters, an unfinished sentence at
+    the end): its whole sentences, when it has any ("…share some details? Do" → "…share some details?")."""
+    return whole_sentences(option) if len(option) >= limit else option
+
+
+def cut_problems(option: str, limit: int) -> list[str]:
+    """An option stopped by the length bound inside its only sentence: a fragment, not a line."""
+    if len(option) >= limit and whole_sentences(option) == option and not _ENDED.search(option):
+        return [f"was cut off mid-sentence at the length limit ({limit} chars)"]
+    return []
+
+
+_ENDED = re.compile(r"[。！？!?….~～）)」』”\"']\s*$")
 
 
 async def fill_lines(model: Any, inp: SuggestionInput, config: AutoReplyConfig, kept: list[str], *,
@@ -111,7 +137,10 @@ async def fill_lines(model: Any, inp: SuggestionInput, config: AutoReplyConfig, 
     while len(done) < rounds and len(options) < config.suggestion_count and loop.time() < deadline:
         started = time.perf_counter()
         slots = list(range(len(options), config.suggestion_count))
-        requests = [_request(short, config, directions[slot % len(directions)]) for slot in slots]
+        ways = [directions[slot % len(directions)] for slot in slots]
+        if len(done) == rounds - 1:  # the last round: spares in the directions left over
+            ways += [d for d in directions if d not in ways]
+        requests = [_request(short, config, way) for way in ways]
         try:
             async with asyncio.timeout_at(deadline):
                 answers = await asyncio.gather(*(model.complete(r) for r in requests), return_exceptions=True)
@@ -120,11 +149,13 @@ async def fill_lines(model: Any, inp: SuggestionInput, config: AutoReplyConfig, 
                               round((time.perf_counter() - started) * 1000, 3)))  # fmt: skip
             break
         problems: list[str] = []
-        for slot, answer in zip(slots, answers, strict=True):
+        for answer in answers:
+            if len(options) == config.suggestion_count:
+                break  # the spares not needed are not checked
             if isinstance(answer, BaseException):
                 if isinstance(answer, asyncio.CancelledError):
                     raise answer
-                problems.append(f"option {slot + 1}: model call failed: {type(answer).__name__}: {answer}"[:300])
+                problems.append(f"option {len(options) + 1}: model call failed: {type(answer).__name__}: {answer}"[:300])
                 continue
             usage = add_usage(usage, usage_of(getattr(answer, "usage", None)))
             model_name = getattr(answer, "model", None) or model_name

@@ -81,7 +81,7 @@ async def test_three_invalid_answers_are_502_with_each_attempts_problems(sapi: A
     problems = body["details"]["problems"]
     assert len(problems) == 3 and body["details"]["attempts"] == 3
     assert all(any("script" in p for p in attempt) for attempt in problems)
-    assert len(script.requests) == 1 + 3 + 3  # the list, then a line for each of the three options, twice
+    assert len(script.requests) == 1 + 3 + 6  # the list, a line per option, then those and the three spare directions
     [row] = await suggestion_rows(engine, conv["id"])
     assert row.status == "failed" and row.options == [] and row.problems == problems and row.attempts == 3
 
@@ -106,7 +106,7 @@ async def test_conservative_fallback_only_when_configured_and_flagged(sapi: Api,
     assert resp.status_code == 201, resp.text
     body = resp.json()
     assert body["fallback"] is True and len(body["options"]) == 3
-    assert len(script.requests) == 1 + 3 + 3  # the list, then three lines twice (all in English)
+    assert len(script.requests) == 1 + 3 + 6  # the list, three lines, then those and three spares (all in English)
     async with session_factory(engine)() as s:
         row = await s.get(Suggestion, body["suggestionId"])
     assert row.status == "ready" and row.fallback is True

@@ -206,8 +206,36 @@ async def test_lines_are_asked_with_the_context_penalised_and_a_copy_is_asked_ag
     assert model.history[0].presence_penalty is None  # the list call is the spec's, as it was
 
 
+async def test_the_last_round_of_lines_asks_spares_and_keeps_the_first_that_pass():
+    bad = json.dumps({"options": ["Where is it?", "I wait.", "Fine."]})
+    copy = "守卫伸手索要手令：手令呢？"
+    # round 1: option 1 passes, 2 and 3 copy the guard; round 2 (the last): 2 and 3 again, then spares
+    model = ScriptedModel([bad, GOOD_ZH[0], copy, copy, copy, GOOD_ZH[1], copy, GOOD_ZH[2], "不会用到。", "也不会。"])
+    result = await generate_suggestions(model, make_input(), config())
+    assert result.options == [GOOD_ZH[0], GOOD_ZH[1], GOOD_ZH[2]] and len(result.attempts) == 3
+    last = [r.messages[-1].content for r in model.history[4:]]
+    assert len(last) == 6 and last[0].endswith("（这次用一个问题回复）") and last[1].endswith("（这次说点别的，换个话题）")
+    assert not last[2].endswith("）")  # the first spare: the natural direction (the first option's)
+    assert [line[line.rindex("（"):] for line in last[3:]] == ["（这次说说你自己的感受）", "（这次说说你接下来打算做什么）",
+                                                            "（这次只简短地回应一句）"]  # fmt: skip
+    # the two copies refused, each as the option it would have been; the spares not needed are not checked
+    assert {p.split(":")[0] for p in result.attempts[2].problems} == {"option 2", "option 3"}
+
+
+def test_a_list_option_stopped_by_the_length_bound_keeps_its_whole_sentences():
+    from story.auto_reply.lines import at_limit, cut_problems
+
+    stopped = ("I feel a bit better now, thanks. What about you, did anything good happen today? Tell me about it, "
+               "I want to hear the whole story from the start. And then")  # fmt: skip
+    assert at_limit(stopped, len(stopped)).endswith("from the start.")
+    assert at_limit("Short one", 160) == "Short one"
+    assert cut_problems("x" * 160, 160) == ["was cut off mid-sentence at the length limit (160 chars)"]
+    assert cut_problems("我" * 159 + "。", 160) == [] and cut_problems("Fine, and you", 160) == []
+
+
 async def test_three_failures_raise_the_error_with_problems_per_attempt_and_no_options():
-    model = ScriptedModel([[*GOOD_ZH[:2], GOOD_ZH[0]], "我" * 170, "我想进城。"])
+    # the list, one line, then the last round: the line and five spares (the other directions)
+    model = ScriptedModel([[*GOOD_ZH[:2], GOOD_ZH[0]], "我" * 170, *["我想进城。"] * 6])
     with pytest.raises(AutoReplyGenerationFailed) as info:
         await generate_suggestions(model, make_input(), config())
     err = info.value
@@ -215,8 +243,9 @@ async def test_three_failures_raise_the_error_with_problems_per_attempt_and_no_o
     assert err.problems_per_attempt[0][0].startswith("option 3: duplicate of option 1")
     assert "option 3: over length (170 > 160 chars)" in err.problems_per_attempt[1]
     assert "option 3: copies one of the user's earlier messages (write something new)" in err.problems_per_attempt[2]
-    assert not hasattr(err, "options") and err.usage.input_tokens == 300
-    assert len(model.history) == MAX_ATTEMPTS == 3
+    assert err.problems_per_attempt[2].count("option 3: copies one of the user's earlier messages (write something new)") == 6
+    assert not hasattr(err, "options") and err.usage.input_tokens == 800
+    assert MAX_ATTEMPTS == 3 and len(model.history) == 8
 
 
 async def test_answers_that_break_the_schema_are_rejected_and_named():
@@ -251,14 +280,15 @@ async def test_model_errors_and_timeouts_count_as_failed_attempts():
 
 async def test_a_model_error_after_a_rejected_answer_keeps_the_three_attempt_budget():
     bad = json.dumps({"options": GOOD_ZH[:2]}, ensure_ascii=False)
-    model = ScriptedModel([bad, RuntimeError("upstream 500"), RuntimeError("upstream 500"), GOOD_ZH[2]])
+    down = RuntimeError("upstream 500")
+    model = ScriptedModel([bad, down, *[down] * 6, GOOD_ZH[2]])  # the last round: the line and five spares
     with pytest.raises(AutoReplyGenerationFailed) as info:
         await generate_suggestions(model, make_input(), config())
-    assert len(model.history) == 3 and info.value.attempts == 3
+    assert len(model.history) == 8 and info.value.attempts == 3
     assert info.value.problems_per_attempt == [
         ["expected exactly 3 options, got 2"],
         ["option 3: model call failed: RuntimeError: upstream 500"],
-        ["option 3: model call failed: RuntimeError: upstream 500"],
+        ["option 3: model call failed: RuntimeError: upstream 500"] * 6,
     ]
 
 

@@ -234,3 +234,42 @@ def test_an_earlier_message_said_again_or_a_piece_of_json_is_not_the_users_line(
     assert "is a piece of JSON, not a message" in check_line('options": [', EN, CONFIG)[1]
     assert "is a piece of JSON, not a message" in check_line('{"options": ["I wait."]}', EN, CONFIG)[1]
     assert clean("我 (周衡)：我也想去") == "我也想去"  # a user label with a name in brackets
+
+
+# Seen on Qwen2.5-Coder-0.5B (suggestion probe over a group chat): lines stitched from the chat.
+STITCHED = ImpersonateInput(
+    language="en", members=["Lia", "Joy"],
+    context=[ContextMessage("User", "user", "I feel really down today and I don't know why."),
+             ContextMessage("Lia", "agent", "I'm here with you. Do you want to tell me what today was like?"),
+             ContextMessage("User", "user", "I just got promoted, I'm so happy!"),
+             ContextMessage("Joy", "agent", "No way! Congrats! This calls for cake and a tiny victory dance!")],
+)  # fmt: skip
+
+
+def test_a_line_pieced_together_from_earlier_messages_is_not_the_users_own() -> None:
+    from story.auto_reply.copies import holds_whole, pieced_together
+
+    pieced = "is pieced together from earlier messages of the chat (write something new)"
+    # two of the user's own lines, each under half of it
+    assert check_line("I'm feeling really down today and I don't know why. I just got promoted, I'm so happy!",
+                      STITCHED, CONFIG)[1] == [pieced]  # fmt: skip
+    # an earlier message whole, with a question after it
+    assert check_line("I feel really down today and I don't know why. What about you, do you ever feel like that after a long and busy week?",
+                      STITCHED, CONFIG)[1] == [pieced]  # fmt: skip
+    zh = ImpersonateInput(language="zh-CN", members=["阿乐"], context=[
+        ContextMessage("我", "user", "我升职了！太开心了！"),
+        ContextMessage("阿乐", "agent", "哇哦！恭喜恭喜！今晚必须加个鸡腿庆祝一下！新职位听起来很厉害嘛！")])  # fmt: skip
+    assert check_line("我升职了！太开心了！今晚我们去吃火锅吧，你们也来！", zh, CONFIG)[1] == [pieced]
+    # answers that take up a word or two stay the user's own
+    assert check_line("Thanks! I'm going to celebrate with my sister tonight.", STITCHED, CONFIG)[1] == []
+    assert check_line("哈哈谢谢！鸡腿必须有，我请客！", zh, CONFIG)[1] == []
+    assert not holds_whole("好的，我明天再说。", ["好的"])  # a short phrase anyone says again
+    assert not pieced_together("", ["anything"])
+
+
+def test_an_assistants_closing_lines_are_not_the_users() -> None:
+    line = "好的，请保持冷静和专注！我会尽力给你一些帮助和建议。如果你有任何问题，请随时告诉我！"
+    assert "is an assistant's refusal or disclaimer, not something the user would say" in check_line(line, ZH, CONFIG)[1]
+    en = "Great job! If you have any other questions, feel free to ask."
+    assert "is an assistant's refusal or disclaimer, not something the user would say" in check_line(en, EN, CONFIG)[1]
+    assert check_line("Let me know what you think of my plan!", EN, CONFIG)[1] == []
