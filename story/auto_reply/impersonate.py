@@ -182,6 +182,10 @@ def voice_of_user_problems(line: str, inp: ImpersonateInput) -> list[str]:
         problems.append("says the same sentence more than once")
     if _ASSISTANT.search(line):
         problems.append("is an assistant's refusal or disclaimer, not something the user would say")
+    if _ADVISING.search(line):
+        problems.append("advises the companion in its own voice (the user asks, answers or tells)")
+    if _HEADING.search(line):
+        problems.append("ends with a colon, a list's heading rather than a message")
     key = comparison_key(line)
     own = [comparison_key(m.content) for m in inp.context if m.role == "user"]
     if key and key in own and key != comparison_key(inp.draft):
@@ -307,10 +311,21 @@ _ASSISTANT = re.compile(
     r"(?:\bI(?:'m| am) (?:sorry|afraid),? but I (?:can(?:no|')t|am unable)|\bI can(?:no|')t (?:assist|help) with"
     r"|\bI'm (?:here|glad I could) (?:to )?(?:help|assist)|\bhow (?:can|may) I (?:help|assist)|\bas an AI\b|\b(?:an?|the) (?:AI|language model|assistant)\b|作为(?:一个)?(?:AI|人工智能|语言模型|助手)"
     r"|\bif you have any (?:other |more |further )?questions\b|\bfeel free to (?:ask|reach out)\b"
-    r"|我(?:无法|不能)(?:协助|提供|帮助你完成)|抱歉，我(?:无法|不能)|有什么(?:可以|能)帮(?:到|助)?(?:你|您)|我(?:很乐意|会尽力)帮助(?:你|您)"
-    r"|我会尽(?:力|我所能)(?:给|为|帮)(?:你|您)|如果(?:你|您)有任何(?:问题|疑问|需要)|请随时(?:告诉|联系|问)我)",
+    r"|我(?:无法|不能|不会)(?:协助|提供|帮助你完成)|抱歉，我(?:无法|不能)|有什么(?:可以|能)帮(?:到|助)?(?:你|您)|我(?:很乐意|会尽力)帮助(?:你|您)"
+    r"|\bhope (?:this|that|it) helps\b"
+    r"|我会尽(?:力|我所能)(?:去)?(?:给|为|帮)|如果(?:你|您)有任何(?:问题|疑问|需要)|请随时(?:告诉|联系|问)我"
+    r"|(?:很|非常)荣幸(?:能够?)?帮(?:到|助)|希望(?:这|我的)(?:些)?(?:建议|回答)?能(?:够)?帮(?:到|助)(?:你|您)|对(?:你|您)有所帮助"
+    r"|给(?:你|您)带来(?:的)?不便|(?:还有|有)(?:其他|什么)(?:需要)?(?:帮助|帮忙)的地方|请(?:您|你)?稍后再试)",
     re.IGNORECASE,
 )
+
+
+# The companion's part, turned round: a small model asked for the user's line after advice gave
+# advice back ("我建议你在一家大型超市寻找工作…"). A user who asks "what should I do" does not
+# answer "I suggest you…"; one who shares a plan says "I'll…", "我想…".
+_ADVISING = re.compile(r"^\W*(?:我(?:的)?建议(?:你|您|是)|建议(?:你|您)|I(?: would|'d)? (?:suggest|recommend)(?: that)? you\b)",
+                       re.IGNORECASE)
+_HEADING = re.compile(r"[:：]\s*$")
 
 
 def build_messages(inp: ImpersonateInput, config: AutoReplyConfig, hint: str = "") -> list[ChatMessage]:
@@ -325,8 +340,7 @@ def build_messages(inp: ImpersonateInput, config: AutoReplyConfig, hint: str = "
     names = "、".join(inp.members) if zh else ", ".join(inp.members)
     limit = config.max_suggestion_chars
     about = f"\n{inp.about.strip()}" if inp.about.strip() else ""
-    g = inp.guidance
-    mood = msgspec.json.encode({"emotion": g.emotion, "intent": g.intent}).decode() if g and (g.emotion or g.intent) else ""
+    mood = _mood(inp.guidance)
     if zh:
         system = (f"你是一个普通人，正在手机上和{names}聊天。{about}\n像真人一样用{language_label(inp.language)}简短地回复，"
                   f"一两句话（不超过{limit}个字），说你自己的想法和感受，不要提供帮助或建议，不写{names}的话，"
@@ -347,6 +361,18 @@ def build_messages(inp: ImpersonateInput, config: AutoReplyConfig, hint: str = "
     if task:
         turns.append(ChatMessage("user", task))
     return _merge_users(turns)
+
+
+def _mood(g: Guidance | None) -> str:
+    """The turn's reading as a hint: the emotion and the intent's kind only. Their free-text
+    ``reason`` stays out: it quotes the selector's rules ("…善于共情且关系更熟的 Agent"), which
+    Qwen2.5-0.5B then wrote into the user's line."""
+    if g is None:
+        return ""
+    emotion = g.emotion.get("primaryEmotion") if isinstance(g.emotion, dict) else g.emotion
+    intent = g.intent.get("kind") if isinstance(g.intent, dict) else g.intent
+    hint = {k: v for k, v in (("emotion", emotion), ("intent", intent)) if isinstance(v, str) and v.strip()}
+    return msgspec.json.encode(hint).decode() if hint else ""
 
 
 def _task(inp: ImpersonateInput, zh: bool, *, answering: bool) -> str:

@@ -31,7 +31,7 @@ import msgspec
 
 from .config import AutoReplyConfig
 from .impersonate import (
-    COPY_PENALTY, MAX_LINE_TOKENS, ImpersonateInput, build_messages, check_line, clean, voice_of_user_problems,
+    COPY_PENALTY, MAX_LINE_TOKENS, ImpersonateInput, build_messages, check_line, clean, fit, voice_of_user_problems,
     whole_sentences,
 )
 from .inputs import ContextMessage, SuggestionInput
@@ -106,6 +106,17 @@ def usable(options: list[str], inp: SuggestionInput, config: AutoReplyConfig, sp
     return kept
 
 
+GIST_CHARS = 80
+"""The companion's line as the lines' prompt shows it: its first paragraph's whole sentences up to
+this many characters. Qwen2.5-0.5B's replies run to numbered lists of advice, and asked to answer
+one as the user it re-said a part of it on 7 of the 17 anchors of a real group chat."""
+
+
+def gist(text: str, limit: int = GIST_CHARS) -> str:
+    first = next((p.strip() for p in text.splitlines() if p.strip()), text.strip())
+    return fit(first, limit)
+
+
 def at_limit(option: str, limit: int) -> str:
     """An option the schema's length bound stopped (``limit`` characters, an unfinished sentence at
     the end): its whole sentences, when it has any ("…share some details? Do" → "…share some details?")."""
@@ -129,9 +140,11 @@ async def fill_lines(model: Any, inp: SuggestionInput, config: AutoReplyConfig, 
     options = list(kept)
     done: list[Round] = []
     usage, model_name = SuggestionUsage(), None
-    # The prompt shows only the user's last message and the line answered: a small model copies
-    # whatever companion lines it is shown; the checks still see the whole window.
-    short = msgspec.structs.replace(talk, context=[*[m for m in talk.context if m.role == "user"][-1:], talk.context[-1]])
+    # The prompt shows only the user's last message and the gist of the line answered: a small
+    # model copies whatever companion lines it is shown; the checks still see the whole window.
+    answered = talk.context[-1]
+    answered = msgspec.structs.replace(answered, content=gist(answered.content))
+    short = msgspec.structs.replace(talk, context=[*[m for m in talk.context if m.role == "user"][-1:], answered])
     directions = DIRECTIONS["zh" if primary_language(inp.language) == "zh" else "en"]
     loop = asyncio.get_running_loop()
     while len(done) < rounds and len(options) < config.suggestion_count and loop.time() < deadline:

@@ -273,3 +273,33 @@ def test_an_assistants_closing_lines_are_not_the_users() -> None:
     en = "Great job! If you have any other questions, feel free to ask."
     assert "is an assistant's refusal or disclaimer, not something the user would say" in check_line(en, EN, CONFIG)[1]
     assert check_line("Let me know what you think of my plan!", EN, CONFIG)[1] == []
+
+
+def test_a_line_in_the_companions_voice_is_refused() -> None:
+    """Options Qwen2.5-0.5B gave for the user after a real group chat's advice."""
+    assistant = "is an assistant's refusal or disclaimer, not something the user would say"
+    for line in ("很荣幸能够帮助到你！希望你的视频更加精彩。", "感谢您的耐心和理解。我会尽我所能去帮助您处理这种情况。",
+                 "我最近感到非常疲惫和无力了。希望这能帮到你！", "很抱歉给您带来的不便，请您稍后再试一下。",
+                 "多听音乐会好一些。希望这些建议对你有所帮助！", "我理解你的需求。但是，我不会提供具体的薪资信息。"):  # fmt: skip
+        assert assistant in check_line(line, ZH, CONFIG)[1], line
+    assert assistant in check_line("Sure, that's the plan. Hope this helps!", EN, CONFIG)[1]
+    advising = "advises the companion in its own voice (the user asks, answers or tells)"
+    assert advising in check_line("我建议你在一家大型超市寻找工作，薪资比较高。", ZH, CONFIG)[1]
+    assert advising in check_line("I suggest you take the job closer to home.", EN, CONFIG)[1]
+    assert check_line("你建议我先还哪一张卡？", ZH, CONFIG)[1] == []  # asking for advice is the user's own
+    assert "ends with a colon, a list's heading rather than a message" in check_line("好的，有几点可以尝试：", ZH, CONFIG)[1]
+
+
+def test_the_hint_carries_the_reading_not_its_reasons_and_lines_see_the_gist() -> None:
+    from story.auto_reply import Guidance
+    from story.auto_reply.impersonate import build_messages
+    from story.auto_reply.lines import gist
+
+    reading = Guidance(emotion={"primaryEmotion": "sad", "intensity": 0.7, "reason": "优先选择善于共情的 Agent"},
+                       intent={"kind": "seek_comfort", "reason": "the user is sad"})  # fmt: skip
+    system = build_messages(msgspec.structs.replace(ZH, guidance=reading), CONFIG)[0].content
+    assert '{"emotion":"sad","intent":"seek_comfort"}' in system and "Agent" not in system and "reason" not in system
+    advice = "首先，你需要确定你的收入来源。你可以查看你的财务报表。\n\n其次，你需要确定你的地理位置。"
+    assert gist(advice) == "首先，你需要确定你的收入来源。你可以查看你的财务报表。"
+    assert gist("I understand how you feel. " + "Here is a long plan with many steps. " * 4) == (
+        "I understand how you feel. Here is a long plan with many steps.")  # whole sentences up to 80 characters
