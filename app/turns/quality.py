@@ -55,6 +55,13 @@ six English words) quotes it: the rules are written so no natural reply needs su
 PERSONA_RUN = 10
 """The same for the persona definition; longer, since a companion may use its own catchphrases."""
 
+PERSONA_SHARE = 0.75
+"""A reply whose tokens are this much persona definition (in runs of three or more) recites it,
+however short the runs: Qwen2.5-0.5B answered "Caring, warm, meets feelings first, then offers a
+little support." (0.9; its persona: "Caring and warm; meets feelings first, then offers a little
+support."), eight words in a row, under ``PERSONA_RUN``. A reply acting on the persona in its own
+words ("我会先接住你的情绪，再给你一点支持。") scored 0.69."""
+
 
 def _label_pattern(names: Iterable[str], *, anywhere: bool = False) -> re.Pattern[str] | None:
     alts = sorted({re.escape(n.strip()) for n in names if n.strip()}, key=len, reverse=True)
@@ -149,6 +156,8 @@ def copy_problems(text: str, *, user_text: str, window: Sequence[str], scaffoldi
     runs = [(longest_run(text, s), PROMPT_RUN) for s in scaffolding] + [(longest_run(text, persona), PERSONA_RUN)]
     if any(run >= limit for run, limit in runs if run):
         problems.append(f"prompt_leak: quotes {max(run for run, _ in runs)} tokens of the prompt's own wording")
+    elif persona and len(tokens(text)) >= COPY_MIN_TOKENS and (share := covered(text, persona)) >= PERSONA_SHARE:
+        problems.append(f"prompt_leak: {share:.0%} of it recites the persona definition")
     return problems
 
 

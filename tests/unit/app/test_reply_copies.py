@@ -34,6 +34,15 @@ def test_prompt_wording_and_persona_runs_are_leaks_short_shared_words_are_not():
     persona = "性格：温柔体贴，善于倾听，总是先照顾别人的情绪再说自己的想法"
     assert "prompt_leak" in _codes("我温柔体贴，善于倾听，总是先照顾别人的情绪", persona=persona)
     assert "prompt_leak" not in _codes("我会先照顾好你的情绪，慢慢说", persona=persona)
+    # Qwen2.5-0.5B's reply as Lia: eight words in a row (under the run), but nearly all of it persona
+    lia = "Caring and warm; meets feelings first, then offers a little support. Soft, short sentences."
+    assert "prompt_leak" in _codes("Caring, warm, meets feelings first, then offers a little support.", language="en",
+                                   persona=lia)  # fmt: skip
+    assert "prompt_leak" not in _codes("I hear you. It's okay to feel down; I'm here and we can take it slowly.",
+                                       language="en", persona=lia)  # fmt: skip
+    zh = "细心、温暖，先接住对方的情绪，再轻轻给一点支持。语气柔和，句子短。"
+    assert "prompt_leak" in _codes("细心温暖，先接住对方的情绪，再轻轻给一点支持。", persona=zh)
+    assert "prompt_leak" not in _codes("我会先接住你的情绪，再给你一点支持。", persona=zh)  # acting on it, 0.69
     english = "Write only what Mira says next: one to three short sentences, casual, in your own words."
     assert "prompt_leak" in _codes("Sure! One to three short sentences, casual, in your own words.", language="en",
                                    scaffolding=[english])  # fmt: skip
