@@ -55,7 +55,7 @@ from scheduling.selection.mode import DEFAULT_HYBRID_MARGIN  # noqa: E402
 from story.auto_reply.text import similarity  # noqa: E402
 from tests.integration.conftest import ADMIN, ALICE, make_settings  # noqa: E402
 from tests.perf.bench_wire_stages import Ledger, summarize  # noqa: E402
-from tests.realmodel.group import LINES, ROLES, agent_body, saved_reply_problems  # noqa: E402
+from tests.realmodel.group import LINES, ROLES, agent_body, persona_text, saved_reply_problems  # noqa: E402
 
 SWEEP = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, float("inf"))
 
@@ -206,7 +206,8 @@ async def run(base_url: str, model: str, languages: dict[str, int], story_turns:
                         suggestions.append({"ready": ready, "similarity": mean_pairwise(sug["options"], names) if ready else None,
                                             "options": sug["options"] if sug else [],
                                             "problems": [] if ready or not sug else sug.get("problems")})  # fmt: skip
-                found = saved_reply_problems(await group.messages(), group.names, language)
+                personas = {a: persona_text(language, role) for a, role in group.role_of.items()}
+                found = saved_reply_problems(await group.messages(), group.names, language, personas)
                 saved.update(code for codes in found.values() for code in codes)
             if story_turns:
                 on = {"replyLimit": 1, "story": {"enabled": True, "modelConfigId": "default",

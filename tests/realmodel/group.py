@@ -97,11 +97,18 @@ def scaffolding(language: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(parts))
 
 
-def saved_reply_problems(messages: list[dict[str, Any]], names: dict[str, str], language: str) -> dict[str, list[str]]:
+def persona_text(language: str, role: str) -> str:
+    """The persona fields a member of the group was given (what the reply checks compare with)."""
+    return "\n".join(v for k, v in PERSONAS[language][role].items() if k != "name")
+
+
+def saved_reply_problems(messages: list[dict[str, Any]], names: dict[str, str], language: str,
+                         personas: dict[str, str] | None = None) -> dict[str, list[str]]:  # fmt: skip
     """The reply checks run again on what was saved: for every agent message of ``messages`` (a
     conversation's messages, oldest first, as the API lists them), the problem codes of echo,
     repeat, prompt wording and speaking for others, against the user's message it answers and the
-    ``RECENT_WINDOW`` messages before it. Returns message id → codes, only for messages with any."""
+    ``RECENT_WINDOW`` messages before it, and ``personas`` (agent id → its persona text) for the
+    persona leak. Returns message id → codes, only for messages with any."""
     from app.turns.quality import copy_problems, speaker_label
 
     wording = scaffolding(language)
@@ -115,7 +122,7 @@ def saved_reply_problems(messages: list[dict[str, Any]], names: dict[str, str], 
         others = [n for a, n in names.items() if a != m["agentId"]]
         window = [b["content"] for b in before if b["role"] != "user" or b["content"] != (users[-1] if users else None)]
         problems = copy_problems(m["content"], user_text=users[-1] if users else "", window=window,
-                                 scaffolding=wording, persona="")  # fmt: skip
+                                 scaffolding=wording, persona=(personas or {}).get(m["agentId"], ""))  # fmt: skip
         if speaker_label(m["content"], others, [own]) is not None:
             problems.append("speaks_as_other")
         if problems:

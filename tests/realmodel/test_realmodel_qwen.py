@@ -10,17 +10,20 @@ from typing import Any
 
 from story.auto_reply.validate import near_duplicate_problems
 from tests.integration.conftest import ALICE, Api
-from tests.realmodel.group import OWN_SUGGESTIONS_OFF, ROLES, agent_body, saved_reply_problems, suggestions_on
+from tests.realmodel.group import (
+    OWN_SUGGESTIONS_OFF, ROLES, agent_body, persona_text, saved_reply_problems, suggestions_on,
+)
 
 ZH = "zh-CN"
 # The issue's own cases: a line a weak model echoed, and a sad one.
 TEXTS = ("我今天看到一个超好笑的视频，笑死我了", "我今天有点难过，不知道该怎么办。", "明天要面试了，我好紧张，睡不着。")
 
 
-async def _group(api: Api) -> tuple[dict[str, Any], dict[str, str]]:
+async def _group(api: Api) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
     agents = [await api.agent(**agent_body(ZH, role)) for role in ROLES]
     conv = await api.group(*(a["id"] for a in agents), settings={"language": ZH, "replyLimit": 2, **OWN_SUGGESTIONS_OFF})
-    return conv, {a["id"]: a["name"] for a in agents}
+    personas = {a["id"]: persona_text(ZH, role) for a, role in zip(agents, ROLES, strict=True)}
+    return conv, {a["id"]: a["name"] for a in agents}, personas
 
 
 async def _messages(api: Api, conv_id: str) -> list[dict[str, Any]]:
@@ -31,7 +34,7 @@ async def _messages(api: Api, conv_id: str) -> list[dict[str, Any]]:
 
 
 async def test_zh_group_turn_saves_only_replies_a_user_would_keep(qwen_api: Api):
-    conv, names = await _group(qwen_api)
+    conv, names, personas = await _group(qwen_api)
     kept = []
     for text in TEXTS:
         resp = await qwen_api.client.post(f"/v1/conversations/{conv['id']}/turns", json={"content": text},
@@ -43,7 +46,7 @@ async def test_zh_group_turn_saves_only_replies_a_user_would_keep(qwen_api: Api)
               (turn.get("error") or {}).get("details"))  # fmt: skip
     assert kept, "no turn kept a reply"
     messages = await _messages(qwen_api, conv["id"])
-    assert saved_reply_problems(messages, names, ZH) == {}
+    assert saved_reply_problems(messages, names, ZH, personas) == {}
     for m in kept:
         assert any("\u4e00" <= ch <= "\u9fff" for ch in m["content"]), m["content"]
 
