@@ -12,8 +12,9 @@ already kept (no duplicates, no near-duplicates).
 
 A round asks one line for every missing option at once (a local server serves them side by
 side) and counts as one attempt of the generation's budget. The last round also asks spare lines,
-one for each direction no missing option has: the first lines that pass fill the options, in
-order, so one more bad line no longer fails the whole set. Every line is asked with the context's
+one for each direction no missing option has. Lines are taken as they arrive: the first that pass
+fill the options and the calls still running (spares not needed, a line stuck on a busy server) are
+stopped, so one more bad or slow line no longer fails the whole set. Every line is asked with the context's
 tokens penalised (OpenAI's presence and frequency penalties) and sees only the user's last message
 and the line it answers: shown the whole window, Qwen2.5-0.5B copied a companion's earlier line
 into its answer; on nine anchors of a real group chat, lines without the penalty were ready on 4,
@@ -153,33 +154,37 @@ async def fill_lines(model: Any, inp: SuggestionInput, config: AutoReplyConfig, 
         ways = [directions[slot % len(directions)] for slot in slots]
         if len(done) == rounds - 1:  # the last round: spares in the directions left over
             ways += [d for d in directions if d not in ways]
-        requests = [_request(short, config, way) for way in ways]
-        try:
-            async with asyncio.timeout_at(deadline):
-                answers = await asyncio.gather(*(model.complete(r) for r in requests), return_exceptions=True)
-        except TimeoutError:
-            done.append(Round(["model call timed out: no answer within the generation's budget"],
-                              round((time.perf_counter() - started) * 1000, 3)))  # fmt: skip
-            break
+        calls = [asyncio.ensure_future(model.complete(_request(short, config, way))) for way in ways]
         problems: list[str] = []
-        for answer in answers:
-            if len(options) == config.suggestion_count:
-                break  # the spares not needed are not checked
-            if isinstance(answer, BaseException):
-                if isinstance(answer, asyncio.CancelledError):
-                    raise answer
-                problems.append(f"option {len(options) + 1}: model call failed: {type(answer).__name__}: {answer}"[:300])
-                continue
-            usage = add_usage(usage, usage_of(getattr(answer, "usage", None)))
-            model_name = getattr(answer, "model", None) or model_name
-            line, wrong = check_line(str(getattr(answer, "text", "") or ""), talk, config,
-                                     cut_off=getattr(answer, "finish_reason", None) == "length")  # fmt: skip
-            if not wrong:
-                line, wrong = _check_with(options, line, inp, config, speakers)
-            if wrong:
-                problems += [f"option {len(options) + 1}: {p}" for p in wrong]
-                continue
-            options.append(line)
+        try:
+            # Taken as they come: the first lines that pass fill the options, and the calls still
+            # running then (spares, slow lines) are stopped. An answer already in counts even when
+            # the time runs out before the others.
+            async with asyncio.timeout_at(deadline):
+                for arrival in asyncio.as_completed(calls):
+                    try:
+                        answer = await arrival
+                    except Exception as exc:  # CancelledError is a BaseException and propagates
+                        problems.append(f"option {len(options) + 1}: model call failed: {type(exc).__name__}: {exc}"[:300])
+                        continue
+                    usage = add_usage(usage, usage_of(getattr(answer, "usage", None)))
+                    model_name = getattr(answer, "model", None) or model_name
+                    line, wrong = check_line(str(getattr(answer, "text", "") or ""), talk, config,
+                                             cut_off=getattr(answer, "finish_reason", None) == "length")  # fmt: skip
+                    if not wrong:
+                        line, wrong = _check_with(options, line, inp, config, speakers)
+                    if wrong:
+                        problems += [f"option {len(options) + 1}: {p}" for p in wrong]
+                        continue
+                    options.append(line)
+                    if len(options) == config.suggestion_count:
+                        break
+        except TimeoutError:
+            problems.append("model call timed out: no answer within the generation's budget")
+        finally:
+            for call in calls:
+                call.cancel()
+            await asyncio.gather(*calls, return_exceptions=True)
         done.append(Round(problems, round((time.perf_counter() - started) * 1000, 3)))
     return Filled(options, done, usage, model_name)
 

@@ -222,6 +222,30 @@ async def test_the_last_round_of_lines_asks_spares_and_keeps_the_first_that_pass
     assert {p.split(":")[0] for p in result.attempts[2].problems} == {"option 2", "option 3"}
 
 
+async def test_lines_are_taken_as_they_come_and_the_calls_still_running_are_stopped():
+    """A line stuck on a busy server no longer holds the others back or costs the round: the
+    options fill from the answers that arrive, and the call still running is cancelled."""
+    cancelled: list[bool] = []
+
+    class OneStuck(ScriptedModel):
+        async def complete(self, request):
+            if len(self.history) == 2:  # the last round's first line never answers
+                self.history.append(request)
+                try:
+                    await asyncio.sleep(3600)
+                except asyncio.CancelledError:
+                    cancelled.append(True)
+                    raise
+            return await super().complete(request)
+
+    bad = json.dumps({"options": ["Where is it?", GOOD_ZH[1], GOOD_ZH[2]]})
+    # the list keeps two, round 1's line copies the guard, round 2: one stuck line, then a good spare
+    model = OneStuck([bad, "守卫伸手索要手令：手令呢？", GOOD_ZH[0], *["不会用到。"] * 5])
+    result = await asyncio.wait_for(generate_suggestions(model, make_input(), config(timeout_ms=1000)), 5)
+    assert result.options == [GOOD_ZH[1], GOOD_ZH[2], GOOD_ZH[0]] and cancelled == [True]
+    assert len(result.attempts) == 3 and result.attempts[2].problems == []
+
+
 def test_a_list_option_stopped_by_the_length_bound_keeps_its_whole_sentences():
     from story.auto_reply.lines import at_limit, cut_problems
 
