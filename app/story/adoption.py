@@ -15,7 +15,9 @@ one compare-and-swap write from the empty row (status ``initialized``; a turn th
 first wins), so their first turn prepares without initialising in front of the actor.
 
 In-process, the next turn of the same agent waits (bounded) for an adoption or initialisation
-still running; another server process just adopts (or initialises) in the turn, as without this.
+still running, and cancels one that outlasts the wait (the turn then does the work itself, and no
+late background write can make its save stale); another server process just adopts (or
+initialises) in the turn, as without this.
 """
 
 from __future__ import annotations
@@ -79,9 +81,16 @@ class BackgroundAdoption:
         task.add_done_callback(lambda t: self.running.pop(key, None) if self.running.get(key) is t else None)
 
     async def wait(self, scope: StoryScope, timeout_s: float) -> None:
+        """Wait (bounded) for the scope's job still running; one that outlasts the wait is
+        cancelled, so it cannot write over the state the waiting turn is about to build itself
+        (its compare-and-swap would win, and the turn's save be rejected as stale)."""
         task = self.running.get((scope.owner_id, scope.conversation_id, scope.agent_id))
-        if task is not None:
-            await asyncio.wait({task}, timeout=timeout_s)
+        if task is None:
+            return
+        done, _ = await asyncio.wait({task}, timeout=timeout_s)
+        if not done:
+            task.cancel()
+            await asyncio.wait({task})
 
     async def close(self) -> None:
         for task in list(self.running.values()):

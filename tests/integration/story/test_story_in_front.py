@@ -11,7 +11,7 @@ import pytest
 
 from tests.integration.conftest import ALICE, Api
 from tests.integration.story.conftest import (
-    CUE_PATROL, NORMAL, saved_state, say, state_row, story_client, story_group, story_world,
+    CUE_PATROL, NORMAL, STORY_ON, saved_state, say, state_row, story_client, story_group, story_world,
 )
 from tests.integration.turns.fakes import World, select as choose
 
@@ -175,3 +175,26 @@ async def test_switching_the_story_on_or_adding_a_member_initialises_ahead(ahead
                                        headers=ALICE)  # fmt: skip
     assert resp.status_code == 200, resp.text
     await _wait_initialised(engine, conv["id"], [newcomer["id"]])
+
+
+async def test_an_initialisation_ahead_that_outlasts_the_wait_is_cancelled_so_the_turn_saves(ahead_api, ahead_world, engine) -> None:
+    """A slow model: the first turn comes while the initialisation ahead (started when the group
+    was made) is still running after the turn's bounded wait (one call's timeout). The job is
+    cancelled and the turn initialises itself; before, the job's late write won the
+    compare-and-swap and the turn's save was rejected as stale."""
+    world = ahead_world
+    init, plan = world.handlers["story_init.world"], world.handlers["story.plan_cycle"]
+
+    async def slow(answer):
+        await asyncio.sleep(0.8)  # under the call timeout (1 s); world and plan together outlast the wait
+        return answer
+
+    world.handlers["story_init.world"] = lambda req: slow(init)
+    world.handlers["story.plan_cycle"] = lambda req: slow(plan)
+    conv, (lia, _, _) = await story_group(ahead_api, world, story={**STORY_ON, "modelCallTimeoutMs": 1000})
+    t1 = await say(ahead_api, conv["id"], "大家好，我们在城门口。")  # at once, while lia's job runs
+    story = t1["agentMessages"][0]["metadata"]["story"]
+    assert story["outcome"] == "waiting_for_acceptance", story
+    await asyncio.sleep(1.0)  # a job that was not cancelled would have written by now
+    row = await state_row(engine, conv["id"], lia["id"])
+    assert row.status == "waiting_for_acceptance" and row.revision == story["revision"]
