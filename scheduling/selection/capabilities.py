@@ -34,16 +34,20 @@ PERSONA_CUES: dict[str, Cues] = {
 }
 
 
+# A keyword hit on an agent whose author set tags: the tags say what it is for, and a word in
+# its persona is weaker evidence. At full strength, "a calm analyst" (tagged analysis 0.95) would
+# outrank the member tagged de-escalation 0.95 for an angry user, on the word "calm" alone.
+KEYWORD_BESIDE_TAGS = 0.5
+
+
 def agent_capabilities(agent: AgentProfile) -> dict[str, float]:
     """Capability per name in ``CAPABILITIES``, 0..1. A tag that is set wins over keywords,
-    tag by tag, so an agent can be tagged for comfort only and keep keyword matching for the rest."""
+    tag by tag, so an agent can be tagged for comfort only and keep keyword matching for the rest;
+    beside tags, a keyword hit counts ``KEYWORD_BESIDE_TAGS`` (untagged agents: 1.0, the seed's rule)."""
     text = agent.persona_text()
     tags = agent.capabilities
-    levels: dict[str, float] = {}
-    for name in CAPABILITIES:
-        tagged = getattr(tags, name) if tags is not None else None
-        if tagged is not None:
-            levels[name] = min(1.0, max(0.0, float(tagged)))
-        else:
-            levels[name] = 1.0 if PERSONA_CUES[name].search(text) else 0.0
-    return levels
+    set_tags = {name: getattr(tags, name) for name in CAPABILITIES if tags is not None and getattr(tags, name) is not None}
+    hit = KEYWORD_BESIDE_TAGS if set_tags else 1.0
+    return {name: min(1.0, max(0.0, float(set_tags[name]))) if name in set_tags
+            else (hit if PERSONA_CUES[name].search(text) else 0.0)
+            for name in CAPABILITIES}  # fmt: skip

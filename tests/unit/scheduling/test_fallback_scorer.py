@@ -1,6 +1,7 @@
 import msgspec
 
-from scheduling import DEFAULT_WEIGHTS, FEATURE_NAMES, AgentProfile, fallback_emotion, score_candidates
+from scheduling import DEFAULT_WEIGHTS, FEATURE_NAMES, AgentCapabilities, AgentProfile, fallback_emotion, score_candidates
+from scheduling.selection.capabilities import KEYWORD_BESIDE_TAGS, agent_capabilities
 
 from scheduling_fixtures import CALM, GENTLE, JOKER, PLANNER, TEAM, agent_turns, context, emotion, tagged
 
@@ -97,3 +98,16 @@ def test_mentioned_feature_is_set_for_mentioned_agents():
     scored = score_candidates(TEAM, context(), ["calm"], DEFAULT_WEIGHTS)
     assert {c.agent_id: c.features["mentioned"] for c in scored} == {"gentle": 0, "planner": 0, "joker": 0, "calm": 1}
     assert scored[0].agent_id == CALM.id
+
+
+def test_a_keyword_beside_tags_counts_less_than_a_member_tagged_for_it():
+    """The Qwen group: the planner, tagged analysis 0.95, is "a calm analyst"; the mediator is
+    tagged de-escalation 0.95. An angry user needs the mediator, not the word "calm"."""
+    angry = emotion(primary_emotion="angry", needs_deescalation=True)
+    analyst = AgentProfile(id="planner", name="Heng", headline="A calm analyst", display_order=0,
+                           capabilities=AgentCapabilities(analysis=0.95))
+    mediator = AgentProfile(id="mediator", name="Ning", headline="The peacemaker", display_order=1,
+                            capabilities=AgentCapabilities(deescalation=0.95))
+    assert ranking(angry, [analyst, mediator])[0] == "mediator"
+    assert agent_capabilities(analyst)["deescalation"] == KEYWORD_BESIDE_TAGS  # the keyword still counts, at half
+    assert agent_capabilities(AgentProfile(id="u", name="U", headline="A calm analyst"))["deescalation"] == 1.0
