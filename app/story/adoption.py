@@ -14,6 +14,9 @@ A group's agents that have no Story yet are initialised after a turn too (``sche
 one compare-and-swap write from the empty row (status ``initialized``; a turn that wrote the row
 first wins), so their first turn prepares without initialising in front of the actor.
 
+A conversation's background jobs run one at a time (the other members' jobs queue), so they
+never take every slot of a local model server from the turn in front of the user.
+
 In-process, the next turn of the same agent waits (bounded) for an adoption or initialisation
 still running, and cancels one that outlasts the wait (the turn then does the work itself, and no
 late background write can make its save stale); another server process just adopts (or
@@ -52,10 +55,17 @@ class Adopted(msgspec.Struct, frozen=True):
     usage: dict[str, Any]
 
 
+class _Lane:
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0
+
+
 class BackgroundAdoption:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self.sessions = sessions
         self.running: dict[Key, asyncio.Task[None]] = {}
+        self.lanes: dict[tuple[str, str], _Lane] = {}  # per conversation, while it has jobs
         # Scopes found with a state: not looked at again; scopes whose initialisation failed: not
         # tried again for INIT_RETRY_AFTER_S (a model that is down is not paid for every turn).
         # Bounded: cleared when one grows past INITIALIZED_KEEP (a lookup then happens once more).
@@ -76,9 +86,24 @@ class BackgroundAdoption:
 
     def _start(self, scope: StoryScope, job: Any) -> None:
         key = (scope.owner_id, scope.conversation_id, scope.agent_id)
-        task = asyncio.ensure_future(job)
+        task = asyncio.ensure_future(self._in_lane((scope.owner_id, scope.conversation_id), job))
         self.running[key] = task
         task.add_done_callback(lambda t: self.running.pop(key, None) if self.running.get(key) is t else None)
+
+    async def _in_lane(self, lane_key: tuple[str, str], job: Any) -> None:
+        """One background job at a time per conversation: a group's members initialising ahead
+        together kept every slot of a local model server busy, and the turn in front of the user
+        waited behind them (Qwen on two slots: intent and emotion timed out)."""
+        lane = self.lanes.setdefault(lane_key, _Lane())
+        lane.users += 1
+        try:
+            async with lane.lock:
+                await job
+        finally:
+            job.close()  # never started (cancelled while queued): no "never awaited" warning
+            lane.users -= 1
+            if not lane.users:
+                self.lanes.pop(lane_key, None)
 
     async def wait(self, scope: StoryScope, timeout_s: float) -> None:
         """Wait (bounded) for the scope's job still running; one that outlasts the wait is

@@ -198,3 +198,25 @@ async def test_an_initialisation_ahead_that_outlasts_the_wait_is_cancelled_so_th
     await asyncio.sleep(1.0)  # a job that was not cancelled would have written by now
     row = await state_row(engine, conv["id"], lia["id"])
     assert row.status == "waiting_for_acceptance" and row.revision == story["revision"]
+
+
+async def test_a_conversations_background_story_jobs_run_one_at_a_time(ahead_api, ahead_world, engine) -> None:
+    """Switching the Story on initialises three members ahead: one after another, so a local model
+    server keeps a slot for the user's turn (before, all three world calls ran at once)."""
+    world = ahead_world
+    init, active, most = world.handlers["story_init.world"], [0], [0]
+
+    async def counted(req):
+        active[0] += 1
+        most[0] = max(most[0], active[0])
+        try:
+            await asyncio.sleep(0.05)
+            return init
+        finally:
+            active[0] -= 1
+
+    world.handlers["story_init.world"] = counted
+    conv, agents = await story_group(ahead_api, world)
+    await _wait_initialised(engine, conv["id"], [a["id"] for a in agents])
+    assert most[0] == 1
+    assert world.calls.count("story_init.world") == 3
