@@ -9,7 +9,7 @@ then ``decide_speakers``. Time, randomness and model calls stay with the caller.
 from scheduling.context import AgentSpeakingContext, GroupSpeakingContext, build_speaking_context
 from scheduling.emotion import (
     EMOTION_CONSTRAINTS, EMOTION_PURPOSE, NEUTRAL_EMOTION, EmotionInvalid, UserEmotion, build_emotion_request, clamp_emotion,
-    decode_emotion, emotion_model_request, fallback_emotion, validate_emotion,
+    decode_emotion, emotion_model_request, fallback_emotion, settle_needs, validate_emotion,
 )
 from scheduling.freshness import DEFAULT_WINDOW, Freshness, compute_freshness, freshness_score
 from scheduling.intent import (
@@ -48,5 +48,5 @@ __all__ = [
     "fallback_emotion", "fallback_intent", "find_mentions", "format_transcript", "freshness_score",
     "intent_model_request", "llm_selection_needed", "load_weights", "plan_reply_count", "relationship_from_direct_chat",
     "relationship_score", "score_candidates", "selection_constraints", "selection_model_request", "stage_for_message_count",
-    "EMOTION_CONSTRAINTS", "certain_speakers", "decide_direct", "intent_constraints", "validate_emotion", "validate_intent", "validate_selection",
+    "EMOTION_CONSTRAINTS", "certain_speakers", "decide_direct", "intent_constraints", "settle_needs", "validate_emotion", "validate_intent", "validate_selection",
 ]

@@ -60,7 +60,7 @@ async def read_combined(model: Any, ctx: TurnContext, mentions: list[str], weigh
         emotion = StageRun(stage="emotion", value=fallback_emotion(info.user_text), source="fallback", **shared)
         choice: SpeakerSelection | None = None
     else:
-        parsed_intent, parsed_emotion, choice = split_reading(call.value, ids)
+        parsed_intent, parsed_emotion, choice = split_reading(call.value, ids, info.user_text)
         intent = StageRun(stage="intent", value=parsed_intent, source="llm", **shared)
         emotion = StageRun(stage="emotion", value=parsed_emotion, source="llm", **shared)
     sel = prepare_selection(ctx, intent.value, emotion.value, mentions, weights, window)

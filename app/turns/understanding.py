@@ -10,7 +10,7 @@ from typing import Any
 from app.turns.stages import StageRun, struct_stage
 from scheduling import (
     EMOTION_CONSTRAINTS, AgentProfile, UserEmotion, UserIntent, clamp_emotion, clean_intent, emotion_model_request, fallback_emotion,
-    fallback_intent, intent_constraints, intent_model_request,
+    fallback_intent, intent_constraints, intent_model_request, settle_needs,
 )  # fmt: skip
 
 
@@ -39,7 +39,8 @@ async def understand(
             return StageRun(stage="emotion", value=value, source="offline", ms=(time.perf_counter() - started) * 1000)
         return await struct_stage(
             "emotion", model, emotion_model_request(text, transcript, language), UserEmotion,
-            lambda: fallback_emotion(text), post=clamp_emotion, constraints=EMOTION_CONSTRAINTS,
+            lambda: fallback_emotion(text), post=lambda e: settle_needs(clamp_emotion(e), text),
+            constraints=EMOTION_CONSTRAINTS,
         )  # fmt: skip
 
     intent_run, emotion_run = await asyncio.gather(intent(), emotion())

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from scheduling.emotion.model import EMOTION_CONSTRAINTS, UserEmotion
+from scheduling.emotion.needs import settle_needs
 from scheduling.emotion.validation import clamp_emotion
 from scheduling.intent.model import UserIntent, clean_intent, intent_constraints
 from scheduling.selection.validation import SpeakerSelection, selection_constraints, validate_selection
@@ -33,5 +34,8 @@ def validate_reading(reading: TurnReading, member_ids: Sequence[str], reply_limi
     return [f"speakers: {p}" for p in validate_selection(reading.speakers, member_ids, reply_limit)]
 
 
-def split_reading(reading: TurnReading, member_ids: Sequence[str]) -> tuple[UserIntent, UserEmotion, SpeakerSelection]:
-    return clean_intent(reading.intent, list(member_ids)), clamp_emotion(reading.emotion), reading.speakers
+def split_reading(reading: TurnReading, member_ids: Sequence[str],
+                  text: str) -> tuple[UserIntent, UserEmotion, SpeakerSelection]:  # fmt: skip
+    """``text``: the user's message, for needs that say nothing (``settle_needs``)."""
+    return (clean_intent(reading.intent, list(member_ids)), settle_needs(clamp_emotion(reading.emotion), text),
+            reading.speakers)

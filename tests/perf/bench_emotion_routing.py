@@ -62,6 +62,11 @@ def balanced_accuracy(rows: list[dict[str, Any]], key: str) -> float:
     return round(sum(recalls) / len(recalls), 3)
 
 
+def _needs(emotion: UserEmotion) -> list[str]:
+    return [n for n, on in (("comfort", emotion.needs_comfort), ("advice", emotion.needs_advice),
+                            ("deescalation", emotion.needs_deescalation)) if on]  # fmt: skip
+
+
 async def run(base_url: str, model: str) -> dict[str, Any]:
     config = ModelConfig(id="bench", base_url=base_url, model=model, timeout_ms=120_000)
     gateway = ModelGateway(LLMSettings(models={"bench": config}, stages={"intent": "bench", "emotion": "bench"}))
@@ -78,7 +83,8 @@ async def run(base_url: str, model: str) -> dict[str, Any]:
                          "modelS": round(time.perf_counter() - started, 1),
                          "model": scorer_pick(agents, read.value), "offline": scorer_pick(agents, offline),
                          "modelEmotion": msgspec.to_builtins(read.value)["primaryEmotion"],
-                         "offlineEmotion": offline.primary_emotion})  # fmt: skip
+                         "modelNeeds": _needs(read.value), "offlineEmotion": offline.primary_emotion,
+                         "offlineNeeds": _needs(offline), "modelReading": msgspec.to_builtins(read.value)})  # fmt: skip
     await gateway.aclose()
     return {"lines": len(rows), "balancedAccuracy": {"model": balanced_accuracy(rows, "model"),
                                                      "offline": balanced_accuracy(rows, "offline")},
