@@ -217,8 +217,13 @@ async def run(base_url: str, model: str, languages: dict[str, int], story_turns:
                 for text, _ in LINES["zh-CN"][:story_turns]:
                     turn = await group.turn(text)
                     kept = turn.get("agentMessages") or []
-                    outcome = (kept[0]["metadata"].get("story") or {}).get("outcome") if kept else "no_reply"
+                    meta = (kept[0]["metadata"].get("story") or {}) if kept else {}
+                    outcome = meta.get("outcome") if kept else "no_reply"
                     story[str(outcome)] += 1
+                    samples["story"].append({"user": text, "outcome": str(outcome),
+                                             **{group.names[m["agentId"]]: m["content"] for m in kept},
+                                             "toolCalls": meta.get("toolCalls"),
+                                             "error": (turn.get("error") or {}).get("message", "")[:300]})  # fmt: skip
         events = quality_events(db)
     return {"stages": summarize(ledger.calls), **replies(turns, events), "savedRecheck": dict(saved),
             "routing": routing_figures(routing), "suggestions": suggestion_figures(suggestions),
