@@ -73,6 +73,9 @@ def plan_problems(n: NarrativeSnapshot, p: PlanProposal) -> list[str]:
     taken = {g.id for g in n.cycle.pending} | set(n.clock.completed_goals)
     problems += [f"goal id {g.id!r} already used" for g in p.goals if g.id in taken]
     problems += [f"goal {g.id!r} has an empty gist" for g in p.goals if not g.gist.strip()]
+    gists = [" ".join(g.gist.split()) for g in p.goals if g.gist.strip()]
+    problems += [f"goals must differ: the gist {gist!r} is given {gists.count(gist)} times"
+                 for gist in dict.fromkeys(gists) if gists.count(gist) > 1]  # fmt: skip
     kept = [g for g in n.cycle.pending if not g.done]
     problems += goal_problems(kept + [_to_goal(g) for g in p.goals], set(n.clock.completed_goals))
     return problems

@@ -285,6 +285,8 @@ RULES = [
     ("plan", {"goals": GOOD_PLAN["goals"][:4]}, "plan 5-7 new goals"),
     ("plan", {"goals": [planned(f"g{i}") for i in range(5)]}, "must serve the sub line"),
     ("plan", {"goals": GOOD_PLAN["goals"] + [planned("x", gist=" ")]}, "empty gist"),
+    # Qwen2.5-0.5B planned five copies of one goal (the setting's first sentence, twice)
+    ("plan", {"goals": GOOD_PLAN["goals"] + [planned("x", gist="do  g0")]}, "goals must differ: the gist 'do g0' is given 2 times"),
     ("plan", {"goals": GOOD_PLAN["goals"] + [planned("r", angle="reward")]}, "must depend on a setup goal"),
     ("plan", {"goals": GOOD_PLAN["goals"] + [planned("c1", prereq=["c2"]), planned("c2", prereq=["c1"])]}, "cycle"),
     ("plan", {"goals": GOOD_PLAN["goals"] + [planned("p", priority=9)]}, "outside 1..5"),
@@ -367,7 +369,7 @@ async def test_advance_renames_a_new_id_that_exists_or_repeats_instead_of_repair
 
 
 async def test_plan_renames_repeated_goal_ids_instead_of_repairing():
-    m = FunctionModel(lambda req, n: {"goals": GOOD_PLAN["goals"][:4] + [planned("g0", "sub")]})
+    m = FunctionModel(lambda req, n: {"goals": GOOD_PLAN["goals"][:4] + [planned("g0", "sub", gist="win her trust")]})
     r = await run_plan(config(m), ctx())
     assert len(m.history) == 1 and r.outcome == "planned"
     assert [g.id for g in r.snapshot.cycle.pending] == ["g0", "g1", "g2", "g3", "g0-2"]
