@@ -185,7 +185,14 @@ def _social_energy(text: str, primary: str, exclaims: int) -> SocialEnergy:
     return "medium"
 
 
-COMFORT_EMOTIONS: frozenset[str] = frozenset({"sad", "lonely", "anxious", "stressed", "angry"})
+_COMFORT_EMOTIONS: frozenset[str] = frozenset({"sad", "lonely", "anxious", "stressed", "angry"})
+
+
+def needs_of_emotion(primary: str) -> tuple[bool, bool, bool]:
+    """The seed's needs for a primary emotion alone: (comfort, advice, de-escalation)."""
+    return primary in _COMFORT_EMOTIONS, primary == "confused", primary == "angry"
+
+
 _DEFAULT: Final = object()
 _SHORT_CHARS = 20  # a chat line; a longer text carries enough evidence for the classifier alone
 _UPSET_MIN_CHARS = 4  # "你好", "在", "ok": too short to sound upset without an emotion word
@@ -299,9 +306,10 @@ def fallback_emotion(text: str, classifier: EmotionClassifier | None | object = 
     advice = ADVICE_CUES.hits(text)
     calm = DEESCALATION_CUES.hits(text)
     declined = NO_COMFORT_CUES.hits(text)
-    needs_comfort = not declined and (primary in COMFORT_EMOTIONS or upset or bool(comfort))
-    needs_advice = primary == "confused" or bool(advice)
-    needs_deescalation = primary == "angry" or heated or bool(calm)
+    by_emotion = needs_of_emotion(primary)
+    needs_comfort = not declined and (by_emotion[0] or upset or bool(comfort))
+    needs_advice = by_emotion[1] or bool(advice)
+    needs_deescalation = by_emotion[2] or heated or bool(calm)
     if learned is not None:
         keywords = agreeing + comfort + declined + advice + calm
         reason = (f"offline classifier: {prediction.label} (p={prediction.probability:.2f}, "
@@ -310,7 +318,7 @@ def fallback_emotion(text: str, classifier: EmotionClassifier | None | object = 
             reason += ", too unsure for a short line without an emotion word: neutral"
         elif primary != prediction.label:
             reason += f", refined to {primary} by keywords"
-        if upset and primary not in COMFORT_EMOTIONS:
+        if upset and primary not in _COMFORT_EMOTIONS:
             reason += f"; upset p={prediction.comfort_probability:.2f}"
         if heated:
             reason += f"; heated p(angry)={prediction.probabilities['angry']:.2f}"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import msgspec
 
-from scheduling.emotion.fallback import COMFORT_EMOTIONS, fallback_emotion
+from scheduling.emotion.fallback import fallback_emotion, needs_of_emotion
 from scheduling.emotion.model import REASON_MAX_CHARS, UserEmotion
 
 SETTLED_NOTE = "needs re-read from the emotion and the message (the model marked all or none)"
@@ -25,10 +25,8 @@ def settle_needs(emotion: UserEmotion, text: str) -> UserEmotion:
     """``emotion`` with its needs re-read when the three flags are all equal (see the module)."""
     if len({emotion.needs_comfort, emotion.needs_advice, emotion.needs_deescalation}) > 1:
         return emotion
-    cues, primary = fallback_emotion(text), emotion.primary_emotion
-    comfort = primary in COMFORT_EMOTIONS or cues.needs_comfort
-    advice = primary == "confused" or cues.needs_advice
-    calm = primary == "angry" or cues.needs_deescalation
+    cues, (comfort, advice, calm) = fallback_emotion(text), needs_of_emotion(emotion.primary_emotion)
+    comfort, advice, calm = comfort or cues.needs_comfort, advice or cues.needs_advice, calm or cues.needs_deescalation
     if (comfort, advice, calm) == (emotion.needs_comfort, emotion.needs_advice, emotion.needs_deescalation):
         return emotion
     reason = f"{emotion.reason.strip()} [{SETTLED_NOTE}]".strip()
