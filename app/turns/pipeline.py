@@ -37,8 +37,7 @@ from app.turns.context import TurnContext, load_context
 from app.turns.cross_step import run_cross
 from app.turns.drafts import DraftChannel
 from app.turns.plugins import ActorPrep, Emit, StageMetric, TurnInfo, TurnPlugin, await_beside
-from app.turns.overlap import covered, tokens
-from app.turns.quality import COPY_MIN_TOKENS, AllRepliesDropped, reply_problems
+from app.turns.quality import COPY_SHARE, AllRepliesDropped, copies, reply_problems
 from app.turns.judge import judge_reply, regeneration_note
 from app.turns.actor_prompt import ActorPrompt, actor_prompt, add_lore
 from app.turns.replies import Reply, generate_checked
@@ -85,7 +84,7 @@ class TurnRun(msgspec.Struct, kw_only=True):
     timings: dict[str, float] = {}
     usage: Usage = Usage()
     orchestration: dict[str, Any] = {}
-    saved_texts: list[str] = []
+    claimed_texts: list[str] = []  # this turn's primary replies that passed, claimed before their save
     jobs: dict[str, Job] = {}
     decision: SelectionDecision | None = None
     meta_orchestration: dict[str, Any] = {}
@@ -376,13 +375,18 @@ class TurnPipeline:
         prompt = actor_prompt(self.templates, agent, language=info.language, recent=info.recent_for(agent.id), names=ctx.names(),
                               user_text=None if info.continuation else info.user_text, direct=ctx.direct,
                               stage_material=material)  # fmt: skip
-        reply = await self.generate_reply(ctx, agent, prompt, job.channel, run.saved_texts)
+        reply = await self.generate_reply(ctx, agent, prompt, job.channel, run.claimed_texts)
         await job.confirmed.wait()  # saved once the selection is known (and, if speculative, agrees)
-        if not reply.dropped and _duplicates(reply.text, run.saved_texts):
-            # Replies run concurrently: a near-copy of one saved meanwhile gets one more try.
-            again = await self.generate_reply(ctx, agent, prompt.retry(["duplicate"]), job.channel, run.saved_texts)
+        if not reply.dropped and _duplicates(reply.text, run.claimed_texts):
+            # Replies run concurrently: a near-copy of one claimed meanwhile gets one more try.
+            again = await self.generate_reply(ctx, agent, prompt.retry(["duplicate"]), job.channel, run.claimed_texts)
             again.regenerated_for = [*reply.regenerated_for, "duplicate: same as another reply this turn"]
             reply = again
+            if not reply.dropped and _duplicates(reply.text, run.claimed_texts):
+                await _drop_copy(job.channel, reply)
+        if not reply.dropped:
+            # Claimed with no await since the check: a reply finishing beside it is checked against it.
+            run.claimed_texts.append(reply.text)
         if not reply.dropped:
             await await_beside(preps)
         await self.finish_reply(ctx, run, emit, reply, preps, "actor", speculation=job.speculation)
@@ -474,7 +478,6 @@ class TurnPipeline:
             async with run.save_lock:  # seq order is announcement order
                 message = await save_reply(self.sessions, info, reply, meta, preps, metrics)
                 run.messages.append(message)
-                run.saved_texts.append(reply.text)
                 run.metrics += metrics
                 run.mark("firstMessage")
                 await emit("message.created", {"turnId": info.turn_id, "draftId": reply.draft_id,
@@ -517,17 +520,21 @@ def _quality(reply: Reply) -> dict[str, Any]:
     return out
 
 
-INSIDE_SIBLING_SHARE = 0.95
-"""A reply at least this share of whose tokens stand, in runs, in a reply saved meanwhile is that
-reply said again ("周衡，您能告诉我您的心情如何？" beside "周衡，您能告诉我您的心情如何？我会尽力帮助您…",
-Qwen2.5-0.5B, written concurrently): the near-duplicate ratio misses a copy of a part."""
-
-
 def _duplicates(text: str, earlier: list[str]) -> bool:
     found = reply_problems(text, language="und", max_chars=10**9, other_names=[], earlier_replies=earlier)
     if any(p.startswith(("duplicate", "near_duplicate")) for p in found):
         return True
-    return len(tokens(text)) >= COPY_MIN_TOKENS and any(covered(text, e) >= INSIDE_SIBLING_SHARE for e in earlier)
+    # Either way round, as ``repeats_earlier`` counts on what was saved: a reply inside one written
+    # beside it ("周衡，你有啥问题吗？" beside "周衡，你有啥问题吗？如果需要，可以和我聊聊。", Qwen2.5-0.5B,
+    # written concurrently), or one that says the other again and adds a line, is that reply again.
+    return any(copies(text, e) >= COPY_SHARE for e in earlier)
+
+
+async def _drop_copy(channel: DraftChannel, reply: Reply) -> None:
+    """The one more try said another reply of this turn again: dropped, its draft taken back."""
+    reply.dropped, reply.problems = True, ["duplicate: same as another reply this turn"]
+    if channel.current is not None:
+        await channel.current.discard(reply.problems)
 
 
 def _ms(started: float) -> float:

@@ -66,3 +66,19 @@ async def test_model_errors_are_named_too(turn_api: Api, world: World) -> None:
         {"agentId": gentle["id"], "replyKind": "primary", "problems": ["model_error"],
          "reasons": ["model_error: model_timeout: actor down"]},
     ]  # fmt: skip
+
+
+async def test_a_reply_inside_another_written_beside_it_is_never_saved_twice(turn_api: Api, world: World) -> None:
+    """Two replies finish together (Qwen2.5-0.5B saved "周衡，你有啥问题吗？" beside "周衡，你有啥问题吗？
+    如果需要，可以和我聊聊。" in one turn): the second is checked against the first before either is
+    saved, tried once more, and dropped when it says the same again."""
+    conv, (gentle, planner, _) = await make_group(turn_api, replyLimit=2, selection={"mode": "llm"})
+    world.handlers["select"] = select(gentle["id"], planner["id"])
+    longer, inside = "你有啥问题吗？如果需要，可以和我聊聊。", "你有啥问题吗？我们慢慢聊。"[:7]
+    world.handlers["actor"] = lambda req: longer if speaker(req) == "周衡" else inside
+    body = (await post_turn(turn_api, conv["id"], "明天要面试了，我好紧张，睡不着。")).json()
+
+    assert body["status"] == "completed", body["error"]
+    assert len(body["agentMessages"]) == 1, body["agentMessages"]
+    copied = [q for q in body["orchestration"]["quality"].values() if not q["passed"]]
+    assert len(copied) == 1 and copied[0]["problems"][0].startswith("duplicate"), body["orchestration"]["quality"]
