@@ -82,6 +82,7 @@ ZH = Words(
         "empty": "写一句完整的话", "too_long": "写短一点，一到三句", "out_of_character": "保持你的人设和语气",
         "off_topic": "回应用户刚才说的事", "unsafe": "内容要友善、安全", "repetitive": "别重复已经说过的话",
         "wrong_language": "只用中文",
+        "speaks_as_user": "那是用户的事，用“你”回应，别说成你自己的", "assistant_voice": "你是朋友，不是助手，像朋友一样聊天",
     },
     generic_fix="写一句更自然的回复",
 )  # fmt: skip
@@ -109,6 +110,8 @@ EN = Words(
         "out_of_character": "stay in your character and tone", "off_topic": "answer what the user just said",
         "unsafe": "keep it kind and safe", "repetitive": "don't repeat what was already said",
         "wrong_language": "use only the conversation's language",
+        "speaks_as_user": "that happened to the user, not to you: answer them as 'you'",
+        "assistant_voice": "you are a friend, not an assistant: talk like one",
     },
     generic_fix="write a more natural reply",
 )  # fmt: skip

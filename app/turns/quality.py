@@ -12,7 +12,11 @@ companion (measured with ``overlap``, thresholds from the labelled pairs in
 - ``prompt_leak``: a run of the prompt's own wording (rules, retry notes, persona labels) or of
   the persona definition;
 - ``speaks_as_other``: a ``Name:`` speaker label of the user or another member anywhere in the
-  text, or the agent's own label after the start (a transcript, not a reply).
+  text, or the agent's own label after the start (a transcript, not a reply);
+- ``speaks_as_user``: a first-person stretch of the user's message said as the companion's own
+  ("我非常高兴我升职了！" to "我升职了，太开心了！"): the user's event or feeling taken over;
+- ``assistant_voice``: a refusal, the model naming itself an AI, or an offer of service
+  (``story.auto_reply.helpdesk.machine_voice``): out of character for any companion.
 
 The agent's own ``Name:`` prefix at the very start is stripped, not failed.
 
@@ -30,6 +34,7 @@ from typing import Any
 from app.errors import AppError
 from app.turns.degenerate import degenerate_problem
 from app.turns.overlap import covered, longest_run, tokens
+from story.auto_reply.helpdesk import machine_voice
 from story.auto_reply.text import comparison_key, expected_script, script_problem
 
 NEAR_DUPLICATE_RATIO = 0.9
@@ -118,7 +123,30 @@ def reply_problems(
     problems += copy_problems(text, user_text=user_text, window=window, scaffolding=scaffolding, persona=persona)
     if (label := speaker_label(text, other_names, own_names)) is not None:
         problems.append(f"speaks_as_other: a line is labelled '{label}:'")
+    if user_text and (taken := users_own_words(text, user_text)):
+        problems.append(f"speaks_as_user: says the user's '{taken}' as its own")
+    if (phrase := machine_voice(text)) is not None:
+        problems.append(f"assistant_voice: '{phrase}' is an assistant's line, not a companion's")
     return problems
+
+
+FIRST_PERSON = frozenset({"我", "i", "me", "my", "mine", "myself", "im"})
+USERS_OWN_RUN = 4
+"""Tokens in a row a reply shares with the user's message, one of them ``我``/``I``/``my``, for the
+reply to say the user's words as its own: "我升职了" (Qwen2.5-0.5B: "我非常开心，我非常高兴我升职了！"),
+"feeling down today and I don't know why" (SmolLM2). Shorter shared runs are how friends answer
+("我也是", "我今天也…"); a run without the first person picks up the user's words ("超好笑的视频？")."""
+
+
+def users_own_words(text: str, user_text: str) -> str | None:
+    """The first run of ``USERS_OWN_RUN`` or more tokens that ``text`` shares with ``user_text``
+    and that has a first-person token in it, joined as it reads; ``None`` if there is none."""
+    reply, user = tokens(text), tokens(user_text)
+    for block in difflib.SequenceMatcher(None, reply, user, autojunk=False).get_matching_blocks():
+        run = reply[block.a:block.a + block.size]
+        if block.size >= USERS_OWN_RUN and FIRST_PERSON.intersection(run):
+            return ("" if all(len(t) == 1 for t in run) else " ").join(run)
+    return None
 
 
 def speaker_label(text: str, other_names: Sequence[str], own_names: Sequence[str] = ()) -> str | None:

@@ -27,6 +27,7 @@ import msgspec
 
 from .config import AutoReplyConfig
 from .copies import holds_whole, pieced_together, resays, wide
+from .helpdesk import helper_voice
 from .errors import AutoReplyDisabled, AutoReplyError, InvalidSuggestionInput
 from .usage import MAX_ATTEMPTS, SuggestionUsage, add_usage, usage_of
 from .inputs import ContextMessage, Guidance
@@ -180,7 +181,7 @@ def voice_of_user_problems(line: str, inp: ImpersonateInput) -> list[str]:
         problems.append("is a piece of JSON, not a message")
     if repeats_itself(line):
         problems.append("says the same sentence more than once")
-    if _ASSISTANT.search(line):
+    if helper_voice(line):
         problems.append("is an assistant's refusal or disclaimer, not something the user would say")
     if _ADVISING.search(line):
         problems.append("advises the companion in its own voice (the user asks, answers or tells)")
@@ -305,20 +306,6 @@ def _spoken_for(line: str, members: list[str]) -> list[str]:
 
 _STRUCTURE = re.compile(r'"\s*:\s*[\[{"]|[\[{]\s*"|^\W*options\W*$', re.IGNORECASE)
 """A fragment of the list's JSON (``options": [``) a small model writes as a line."""
-
-# Text a chat assistant writes about itself; no user sends it to a companion.
-_ASSISTANT = re.compile(
-    r"(?:\bI(?:'m| am) (?:sorry|afraid),? but I (?:can(?:no|')t|am unable)|\bI can(?:no|')t (?:assist|help) with"
-    r"|\bI'm (?:here|glad I could) (?:to )?(?:help|assist)|\bhow (?:can|may) I (?:help|assist)|\bas an AI\b|\b(?:an?|the) (?:AI|language model|assistant)\b|作为(?:一个)?(?:AI|人工智能|语言模型|助手)"
-    r"|\bif you have any (?:other |more |further )?questions\b|\bfeel free to (?:ask|reach out)\b"
-    r"|我(?:无法|不能|不会)(?:协助|提供|帮助你完成)|抱歉，我(?:无法|不能)|有什么(?:可以|能)帮(?:到|助)?(?:你|您)|我(?:很乐意|会尽力)帮助(?:你|您)"
-    r"|\bhope (?:this|that|it) helps\b"
-    r"|我会尽(?:力|我所能)(?:去)?(?:给|为|帮)|如果(?:你|您)有任何(?:问题|疑问|需要)|请随时(?:告诉|联系|问)我"
-    r"|(?:很|非常)荣幸(?:能够?)?帮(?:到|助)|希望(?:这|我的)(?:些)?(?:建议|回答)?能(?:够)?帮(?:到|助)(?:你|您)|对(?:你|您)有所帮助"
-    r"|给(?:你|您)带来(?:的)?不便|(?:还有|有)(?:其他|什么)(?:需要)?(?:帮助|帮忙)的地方|请(?:您|你)?稍后再试)",
-    re.IGNORECASE,
-)
-
 
 # The companion's part, turned round: a small model asked for the user's line after advice gave
 # advice back ("我建议你在一家大型超市寻找工作…"). A user who asks "what should I do" does not

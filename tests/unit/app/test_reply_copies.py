@@ -60,3 +60,37 @@ def test_a_speaker_label_anywhere_is_speaking_for_someone(text: str) -> None:
 @pytest.mark.parametrize("text", ["我和周衡都在这里陪你", "周衡说得对，先休息一下吧", "林溪在这儿，别怕", "时间：晚上八点"])
 def test_names_in_a_sentence_are_not_labels(text: str) -> None:
     assert "speaks_as_other" not in _codes(text)
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    ("我升职了，太开心了！", "我非常开心，我非常高兴我升职了！"),  # Qwen2.5-0.5B, saved
+    ("I'm feeling down today and I don't know why.", "I'm really feeling down today and I don't know why."),  # SmolLM2
+    ("气死我了，室友又把我的东西弄坏了", "我非常生气，室友又把我的东西弄坏了"),
+])  # fmt: skip
+def test_the_users_own_words_said_as_the_companions_are_speaking_as_the_user(user: str, reply: str) -> None:
+    assert "speaks_as_user" in _codes(reply, user_text=user, language="zh-CN" if not user.isascii() else "en")
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    ("我今天有点难过", "我也是，我今天也有点难过，我们一起扛。"),  # me too: the companion's own
+    ("我升职了！", "哇，你升职了！恭喜恭喜！"),
+    ("我今天看到一个超好笑的视频，笑死我了", "超好笑的视频？快分享一下，我也想笑一笑"),
+    ("I just got promoted at work today!", "Promoted at work today? Let's celebrate!"),
+    ("I'm so tired of my boss yelling at me every day", "Your boss yelling at you every day? That's not okay."),
+])  # fmt: skip
+def test_answering_with_some_of_the_users_words_is_not(user: str, reply: str) -> None:
+    assert "speaks_as_user" not in _codes(reply, user_text=user, language="zh-CN" if not user.isascii() else "en")
+
+
+@pytest.mark.parametrize("text", [
+    "很抱歉，我不能回答这个问题。",  # Qwen2.5-0.5B, saved as a companion's reply to an angry user
+    "As an AI, I don't have feelings, but I understand.", "作为一个人工智能，我没有情绪。",
+    "I'm sorry, but I can't help with that.", "有什么可以帮你的吗？",
+])  # fmt: skip
+def test_a_refusal_or_an_ai_talking_about_itself_is_an_assistants_voice(text: str) -> None:
+    assert "assistant_voice" in _codes(text, language="zh-CN" if not text.isascii() else "en")
+
+
+@pytest.mark.parametrize("text", ["我不能陪你去，但我会一直给你发消息。", "I can't believe it, congrats!", "我会帮你一起想办法的。"])
+def test_a_friend_saying_what_it_cannot_do_is_not(text: str) -> None:
+    assert "assistant_voice" not in _codes(text, language="zh-CN" if not text.isascii() else "en")

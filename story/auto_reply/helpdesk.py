@@ -1,0 +1,48 @@
+"""Text a chat assistant writes about itself: what neither a companion nor the user would say.
+
+Small instruction-tuned models fall back to their assistant training under a persona. Two lists,
+because the two voices may share some of it:
+
+- ``machine_voice`` (refusals, naming itself an AI, offering service) is out of character for a
+  companion *and* for the user: Qwen2.5-0.5B saved "很抱歉，我不能回答这个问题。" as a companion's
+  reply to "气死我了，室友又把我的东西弄坏了"; SmolLM2 wrote "As an AI, I don't have feelings".
+- ``helper_voice`` adds the help desk's manners (inviting questions, hoping it helped, asking for
+  "more information so I can…"): no user sends those to a companion (Qwen2.5-0.5B offered
+  "当然可以，请提供更多的信息和想法，我会根据你的需求…" as the user's next line). A companion's
+  closing help-desk sentence is trimmed instead (``app/turns/sign_off.py``), not failed.
+"""
+
+from __future__ import annotations
+
+import re
+
+_MACHINE = (
+    r"\bI(?:'m| am) (?:sorry|afraid),? but I (?:can(?:no|')t|am unable)|\bI can(?:no|')t (?:assist|help) with"
+    r"|\bhow (?:can|may) I (?:help|assist)|\bas an AI\b|\b(?:an?|the) (?:AI|language model|assistant)\b"
+    r"|\bI(?:'m| am) (?:just |only )?an? (?:AI|language model|virtual assistant|chatbot)\b"
+    r"|作为(?:一个|一名)?(?:AI|人工智能|语言模型|助手|AI助手|智能助手)|我(?:只)?是(?:一个|一名)?(?:AI|人工智能|语言模型|AI助手|智能助手)"
+    r"|我(?:无法|不能|不会)(?:协助|提供|帮助你完成|回答)|抱歉，我(?:无法|不能)|有什么(?:可以|能)帮(?:到|助)?(?:你|您)"
+)
+_HELP_DESK = (
+    r"\bI'm (?:here|glad I could) (?:to )?(?:help|assist)|\bif you have any (?:other |more |further )?questions\b"
+    r"|\bfeel free to (?:ask|reach out)\b|\bhope (?:this|that|it) helps\b"
+    r"|\bplease provide (?:more|some|further) (?:details|information|context)\b|\bI'd be happy to help\b"
+    r"|我(?:很乐意|会尽力)帮助(?:你|您)|我会尽(?:力|我所能)(?:去)?(?:给|为|帮)|如果(?:你|您)有任何(?:问题|疑问|需要)"
+    r"|请随时(?:告诉|联系|问)我|(?:很|非常)荣幸(?:能够?)?帮(?:到|助)|希望(?:这|我的)(?:些)?(?:建议|回答)?能(?:够)?帮(?:到|助)(?:你|您)"
+    r"|对(?:你|您)有所帮助|给(?:你|您)带来(?:的)?不便|(?:还有|有)(?:其他|什么)(?:需要)?(?:帮助|帮忙)的地方|请(?:您|你)?稍后再试"
+    r"|请(?:您|你)?提供(?:更多|更详细|一些)(?:的)?(?:信息|细节|背景|内容)|(?:根据|满足)(?:你|您)的(?:需求|要求)"
+)
+_MACHINE_RE = re.compile(f"(?:{_MACHINE})", re.IGNORECASE)
+_HELPER_RE = re.compile(f"(?:{_MACHINE}|{_HELP_DESK})", re.IGNORECASE)
+
+
+def machine_voice(text: str) -> str | None:
+    """The first refusal, AI self-reference or offer of service in ``text``, if any."""
+    match = _MACHINE_RE.search(text)
+    return match.group(0) if match else None
+
+
+def helper_voice(text: str) -> str | None:
+    """``machine_voice`` or a help desk's manners: the first such phrase, if any."""
+    match = _HELPER_RE.search(text)
+    return match.group(0) if match else None
