@@ -15,6 +15,9 @@ companion (measured with ``overlap``, thresholds from the labelled pairs in
   text, or the agent's own label after the start (a transcript, not a reply);
 - ``speaks_as_user``: a first-person stretch of the user's message said as the companion's own
   ("我非常高兴我升职了！" to "我升职了，太开心了！"): the user's event or feeling taken over;
+- ``reads_as_list``: ``LIST_ITEMS`` or more numbered or bulleted lines: an advice sheet, not a
+  friend's message in a group chat (Qwen2.5-0.5B answered as the joker and the planner alike with
+  four-point lists of tips);
 - ``assistant_voice``: a refusal, the model naming itself an AI, or an offer of service
   (``story.auto_reply.helpdesk.machine_voice``): out of character for any companion.
 
@@ -125,9 +128,15 @@ def reply_problems(
         problems.append(f"speaks_as_other: a line is labelled '{label}:'")
     if user_text and (taken := users_own_words(text, user_text)):
         problems.append(f"speaks_as_user: says the user's '{taken}' as its own")
+    if (items := len(_LIST_ITEM.findall(text))) >= LIST_ITEMS:
+        problems.append(f"reads_as_list: {items} numbered or bulleted lines")
     if (phrase := machine_voice(text)) is not None:
         problems.append(f"assistant_voice: '{phrase}' is an assistant's line, not a companion's")
     return problems
+
+
+LIST_ITEMS = 3
+_LIST_ITEM = re.compile(r"^\s*(?:\d{1,2}\s*[.、:：)）]|[（(]\d{1,2}[)）]|[一二三四五六七八九十][、.]|[-*•·]\s)", re.MULTILINE)
 
 
 FIRST_PERSON = frozenset({"我", "i", "me", "my", "mine", "myself", "im"})

@@ -94,3 +94,11 @@ def test_a_refusal_or_an_ai_talking_about_itself_is_an_assistants_voice(text: st
 @pytest.mark.parametrize("text", ["我不能陪你去，但我会一直给你发消息。", "I can't believe it, congrats!", "我会帮你一起想办法的。"])
 def test_a_friend_saying_what_it_cannot_do_is_not(text: str) -> None:
     assert "assistant_voice" not in _codes(text, language="zh-CN" if not text.isascii() else "en")
+
+
+def test_an_advice_sheet_reads_as_a_list_a_line_with_numbers_does_not() -> None:
+    sheet = "面试前可以这样做：\n1. 早点睡觉。\n2. 准备自我介绍。\n3. 提前到场。"
+    assert "reads_as_list" in _codes(sheet)
+    assert "reads_as_list" in _codes("Try this:\n- breathe\n- stretch\n- sleep", language="en")
+    assert "reads_as_list" not in _codes("两个选择：1. 钱多 2. 离家近，你更看重哪个？")
+    assert "reads_as_list" not in _codes("先想两点：\n1. 钱多多少？\n2. 通勤省多少？")
