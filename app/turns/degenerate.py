@@ -61,11 +61,16 @@ CLAUSE_MIN_LETTERS = 4
 CLAUSE_REPEATS = 3
 """Consecutive copies of one clause that make a loop."""
 
-CLAUSE_ANYWHERE_LETTERS = 12
+CLAUSE_ANYWHERE_LETTERS = 6
 """A longer clause said ``CLAUSE_REPEATS`` times anywhere in the reply, not only in a row, is a loop
 too: SmolLM2-135M saved '…and I'm just going to be so happy, and I'm going to just be happy, and
-I'm just going to be so happy…' (the copies a few words apart). No one writes the same twelve
-letters between two commas three times in one chat message."""
+I'm just going to be so happy…' (the copies a few words apart); Qwen2.5-0.5B '…被她的声音吸引，让她
+感到…，被她的声音吸引，…，被她的声音吸引…'. No one writes the same six letters between two commas
+three times in one chat message (``please, please, please`` is three in a row: the rule below)."""
+
+CLAUSE_TWICE_LETTERS = 12
+"""A clause this long said twice anywhere is a loop as a whole sentence is (``SENTENCE_MIN_LETTERS``):
+'让她感到温暖和温暖的倾听者' came back twice between commas in one Qwen2.5-0.5B reply."""
 
 WORD_MIN_LETTERS = 2
 WORD_REPEATS = 4
@@ -94,7 +99,7 @@ def degenerate_problem(text: str) -> str | None:
     if len(chars) < MIN_REPETITION_CHARS:
         return None
     for detail in (_dominant_char(words), _repeated_unit(chars, len(words)), _low_diversity_run(chars),
-                   _repeated_clause(chars), _repeated_sentence(text)):  # fmt: skip
+                   _repeated_sentence(text), _repeated_clause(chars)):  # fmt: skip
         if detail is not None:
             return f"{DEGENERATE_REPETITION}: {detail}"
     return None
@@ -149,8 +154,9 @@ def _repeated_clause(chars: list[str]) -> str | None:
             clauses.append("".join(current))
             current = []
     counts = Counter(c for c in clauses if len(c) >= CLAUSE_ANYWHERE_LETTERS)
-    if counts and (top := counts.most_common(1)[0])[1] >= CLAUSE_REPEATS:
-        return f"the clause '{top[0][:20]}' {top[1]} times"
+    for clause, n in counts.most_common():
+        if n >= CLAUSE_REPEATS or (n >= 2 and len(clause) >= CLAUSE_TWICE_LETTERS):
+            return f"the clause '{clause[:20]}' {n} times"
     for i in range(len(clauses)):
         clause = clauses[i]
         for least, repeats in ((CLAUSE_MIN_LETTERS, CLAUSE_REPEATS), (WORD_MIN_LETTERS, WORD_REPEATS)):

@@ -143,3 +143,12 @@ def test_a_longer_clause_three_times_anywhere_is_a_loop() -> None:
     assert degenerate_problem(twice) is None  # twice is not a loop
     lists = "先说预算：住宿两千，交通一千；再说行程：第一天浅草寺，第二天秋叶原；最后说吃：拉面、寿司。"
     assert degenerate_problem(lists) is None
+
+
+def test_a_clause_said_again_between_other_clauses_is_a_loop() -> None:
+    """Qwen2.5-0.5B saved this Story reply: no sentence twice, no clause three times in a row."""
+    saved = ("我今天可能需要一些安慰和鼓励，但是我很高兴能够与你聊天。我感到温暖和温暖的倾听者，被她的声音吸引，"
+             "让她感到温暖和温暖的倾听者，被她的声音吸引，让她感到温暖和温暖的倾听者，被她的声音吸引，让她被听到来自她的声音。")
+    assert "'被她的声音吸引' 3 times" in (degenerate_problem(saved) or "")
+    assert "2 times" in (degenerate_problem("让她感到温暖和温暖的倾听者，你好吗，我们聊聊吧，让她感到温暖和温暖的倾听者。") or "")
+    assert degenerate_problem("慢慢来，别着急，先睡一觉，明天再说，慢慢来。") is None  # a short clause again: emphasis
