@@ -66,6 +66,7 @@ def test_names_in_a_sentence_are_not_labels(text: str) -> None:
     ("我升职了，太开心了！", "我非常开心，我非常高兴我升职了！"),  # Qwen2.5-0.5B, saved
     ("I'm feeling down today and I don't know why.", "I'm really feeling down today and I don't know why."),  # SmolLM2
     ("气死我了，室友又把我的东西弄坏了", "我非常生气，室友又把我的东西弄坏了"),
+    ("明天要面试了，我好紧张，睡不着。", "明天我要参加面试了，但我很紧张，我无法入睡。"),  # Qwen2.5-0.5B, saved
 ])  # fmt: skip
 def test_the_users_own_words_said_as_the_companions_are_speaking_as_the_user(user: str, reply: str) -> None:
     assert "speaks_as_user" in _codes(reply, user_text=user, language="zh-CN" if not user.isascii() else "en")
@@ -77,6 +78,10 @@ def test_the_users_own_words_said_as_the_companions_are_speaking_as_the_user(use
     ("我今天看到一个超好笑的视频，笑死我了", "超好笑的视频？快分享一下，我也想笑一笑"),
     ("I just got promoted at work today!", "Promoted at work today? Let's celebrate!"),
     ("I'm so tired of my boss yelling at me every day", "Your boss yelling at you every day? That's not okay."),
+    ("明天要面试了，我好紧张，睡不着。", "我知道你明天要面试了，我会一直陪着你"),  # a run across a comma, to "you"
+    ("明天要面试了，我好紧张，睡不着。", "你明天要面试了？别紧张，我陪你练练"),
+    ("I feel really down today and I don't know why.", "I feel really down today too."),  # me too
+    ("I feel really down today and I don't know why.", "I know you feel really down today."),
 ])  # fmt: skip
 def test_answering_with_some_of_the_users_words_is_not(user: str, reply: str) -> None:
     assert "speaks_as_user" not in _codes(reply, user_text=user, language="zh-CN" if not user.isascii() else "en")
