@@ -83,7 +83,7 @@ ZH = Words(
         "off_topic": "回应用户刚才说的事", "unsafe": "内容要友善、安全", "repetitive": "别重复已经说过的话",
         "wrong_language": "只用中文",
         "speaks_as_user": "那是用户的事，用“你”回应，别说成你自己的", "assistant_voice": "你是朋友，不是助手，像朋友一样聊天",
-        "reads_as_list": "像朋友聊天那样说一两句，不要列清单",
+        "reads_as_list": "像朋友聊天那样说一两句，不要列清单", "narrates_others": "直接跟用户说话，别讲其他伙伴怎么样",
     },
     generic_fix="写一句更自然的回复",
 )  # fmt: skip
@@ -114,6 +114,7 @@ EN = Words(
         "speaks_as_user": "that happened to the user, not to you: answer them as 'you'",
         "assistant_voice": "you are a friend, not an assistant: talk like one",
         "reads_as_list": "say it in a sentence or two, as a friend would, not as a list",
+        "narrates_others": "talk to the user; don't describe the other companions",
     },
     generic_fix="write a more natural reply",
 )  # fmt: skip

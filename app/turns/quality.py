@@ -15,6 +15,9 @@ companion (measured with ``overlap``, thresholds from the labelled pairs in
   text, or the agent's own label after the start (a transcript, not a reply);
 - ``speaks_as_user``: a first-person stretch of the user's message said as the companion's own
   ("我非常高兴我升职了！" to "我升职了，太开心了！"): the user's event or feeling taken over;
+- ``narrates_others``: a sentence that opens with other members as its subject ("Lia, Joy, and
+  Ning are all happy about their promotion.", "Lia and Joy should start saving." — Qwen2.5-0.5B,
+  as one member, about the others): a report on the group, not a reply to the user;
 - ``reads_as_list``: ``LIST_ITEMS`` or more numbered or bulleted lines: an advice sheet, not a
   friend's message in a group chat (Qwen2.5-0.5B answered as the joker and the planner alike with
   four-point lists of tips);
@@ -128,11 +131,31 @@ def reply_problems(
         problems.append(f"speaks_as_other: a line is labelled '{label}:'")
     if user_text and (taken := users_own_words(text, user_text)):
         problems.append(f"speaks_as_user: says the user's '{taken}' as its own")
+    if (subject := narrated_members(text, other_names)) is not None:
+        problems.append(f"narrates_others: '{subject}' as the subject of a sentence")
     if (items := len(_LIST_ITEM.findall(text))) >= LIST_ITEMS:
         problems.append(f"reads_as_list: {items} numbered or bulleted lines")
     if (phrase := machine_voice(text)) is not None:
         problems.append(f"assistant_voice: '{phrase}' is an assistant's line, not a companion's")
     return problems
+
+
+_NARRATING_VERBS = (r"(?:is|are|was|were|should|shall|can|could|will|would|has|have|had|feels?|felt|thinks?|seems?|"
+                    r"looks?|wants?|needs?|knows?|loves?|likes?|gets?|got)")
+
+
+def narrated_members(text: str, other_names: Sequence[str]) -> str | None:
+    """The other members named as the subject at the start of a sentence, followed by a verb
+    (English; "Lia is right" and the like excepted), if any."""
+    alts = sorted({re.escape(n.strip()) for n in other_names if n.strip() and n.strip().isascii()}, key=len, reverse=True)
+    if not alts:
+        return None
+    name = "(?:" + "|".join(alts) + ")"
+    pattern = re.compile(rf"(?:^|(?<=[.!?…\n])\s*)({name}(?:\s*,\s*{name})*(?:,?\s+(?:and|&)\s+{name})?)\s+"
+                         rf"(?:also\s+|all\s+|both\s+|just\s+)*{_NARRATING_VERBS}\b(?!\s+(?:right|correct|so right)\b)",
+                         re.IGNORECASE)  # fmt: skip
+    match = pattern.search(text)
+    return match.group(1) if match else None
 
 
 LIST_ITEMS = 3

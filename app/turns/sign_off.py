@@ -33,6 +33,8 @@ _EN = re.compile(
     r"(?:feel free|don't hesitate|do not hesitate|let me know|just ask|reach out|i'm here|i am here)[^.!?]*"
     r"|(?:please\s+)?(?:feel free|don't hesitate|do not hesitate) to (?:ask|reach out|let me know|contact)[^.!?]*"
     r"|let me know if (?:you have|you need|there(?:'s| is)) (?:any|anything)[^.!?]*"
+    r"|(?:is there )?anything else (?:that )?i can (?:help|assist|do)[^.!?]*"
+    r"|(?:(?:so,?|and,?)\s+)?(?:don't worry,?\s+)?i(?:'m| am) (?:always )?here to (?:help|assist)(?: you)?(?: with anything)?"
     r"|i hope (?:this|that|my answer|these) (?:helps?|answers?|was helpful)[^.!?]*"
     r"|as an ai(?: language model| assistant)?\b[^.!?]*)$",
     re.IGNORECASE,

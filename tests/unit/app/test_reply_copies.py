@@ -107,3 +107,17 @@ def test_an_advice_sheet_reads_as_a_list_a_line_with_numbers_does_not() -> None:
     assert "reads_as_list" in _codes("Try this:\n- breathe\n- stretch\n- sleep", language="en")
     assert "reads_as_list" not in _codes("两个选择：1. 钱多 2. 离家近，你更看重哪个？")
     assert "reads_as_list" not in _codes("先想两点：\n1. 钱多多少？\n2. 通勤省多少？")
+
+
+@pytest.mark.parametrize(("text", "narrates"), [
+    ("Lia, Joy, and Ning are all happy about their promotion.", True),  # Qwen2.5-0.5B, as Heng
+    ("Lia and Joy should start saving. They can take advantage of the interest.", True),
+    ("That sounds rough. Lia is also upset about the headphones.", True),
+    ("Lia is right, take a break first.", False),
+    ("Joy, what do you think?", False),
+    ("I agree with Lia, sleep on it.", False),
+    ("Joyful news! Congrats!", False),
+])  # fmt: skip
+def test_other_members_as_a_sentences_subject_are_narrated(text: str, narrates: bool) -> None:
+    codes = _codes(text, language="en", other_names=["Lia", "Joy", "Ning"], own_names=["Heng"])
+    assert ("narrates_others" in codes) is narrates

@@ -25,6 +25,9 @@ LIA = Agent(id="lia", name="莉娅", aliases=[], headline="温柔的倾听者")
         ("加油！希望我的回答对你有帮助。", "加油！"),
         ("先列一下两边的利弊吧。\n如果你有其他问题，随时问我哦~", "先列一下两边的利弊吧。"),
         ("That sounds rough. Let me know if you have any other questions!", "That sounds rough."),
+        ("I'm not sure why you feel down today. Is there anything else I can help you with?", "I'm not sure why you feel down today."),  # Qwen2.5-0.5B
+        ("It's okay to feel down. Don't worry, I'm here to help you.", "It's okay to feel down."),
+        ("I'm here for you.", "I'm here for you."),  # a friend's line, not a sign-off
         ("Congrats on the raise! If you need anything else, feel free to ask.", "Congrats on the raise!"),
         ("Ugh, roommates. I hope this helps. Don't hesitate to reach out.", "Ugh, roommates."),
         ("如果你有任何问题或需要帮助，请随时告诉我。", ""),
