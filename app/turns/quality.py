@@ -18,7 +18,8 @@ companion (measured with ``overlap``, thresholds from the labelled pairs in
 - ``narrates_others``: a sentence that opens with other members as its subject ("Lia, Joy, and
   Ning are all happy about their promotion.", "Lia and Joy should start saving." — Qwen2.5-0.5B,
   as one member, about the others): a report on the group, not a reply to the user;
-- ``reads_as_list``: ``LIST_ITEMS`` or more numbered or bulleted lines: an advice sheet, not a
+- ``reads_as_list``: ``LIST_ITEMS`` or more numbered or bulleted lines in a long reply
+  (``LIST_MIN_TOKENS``): an advice sheet, not a
   friend's message in a group chat (Qwen2.5-0.5B answered as the joker and the planner alike with
   four-point lists of tips);
 - ``assistant_voice``: a refusal, the model naming itself an AI, or an offer of service
@@ -133,7 +134,7 @@ def reply_problems(
         problems.append(f"speaks_as_user: says the user's '{taken}' as its own")
     if (subject := narrated_members(text, other_names)) is not None:
         problems.append(f"narrates_others: '{subject}' as the subject of a sentence")
-    if (items := len(_LIST_ITEM.findall(text))) >= LIST_ITEMS:
+    if (items := len(_LIST_ITEM.findall(text))) >= LIST_ITEMS and len(tokens(text)) >= LIST_MIN_TOKENS:
         problems.append(f"reads_as_list: {items} numbered or bulleted lines")
     if (phrase := machine_voice(text)) is not None:
         problems.append(f"assistant_voice: '{phrase}' is an assistant's line, not a companion's")
@@ -159,6 +160,10 @@ def narrated_members(text: str, other_names: Sequence[str]) -> str | None:
 
 
 LIST_ITEMS = 3
+LIST_MIN_TOKENS = 60
+"""A list is an advice sheet when it is also this long (Chinese characters, English words): three
+short points ("1. 钱多多少？2. 通勤多久？3. 你更看重哪个？") are how a planner answers "help me
+compare these offers"; Qwen2.5-0.5B's four-point tip sheets ran to 150 and more."""
 _LIST_ITEM = re.compile(r"^\s*(?:\d{1,2}\s*[.、:：)）]|[（(]\d{1,2}[)）]|[一二三四五六七八九十][、.]|[-*•·]\s)", re.MULTILINE)
 
 

@@ -102,9 +102,13 @@ def test_a_friend_saying_what_it_cannot_do_is_not(text: str) -> None:
 
 
 def test_an_advice_sheet_reads_as_a_list_a_line_with_numbers_does_not() -> None:
-    sheet = "面试前可以这样做：\n1. 早点睡觉。\n2. 准备自我介绍。\n3. 提前到场。"
+    sheet = ("面试前可以这样做：\n1. 早点睡觉，保证第二天精神饱满，不要熬夜刷手机。\n2. 准备好自我介绍，对着镜子练习几遍，"
+             "语速放慢。\n3. 提前半小时到场，熟悉环境，深呼吸放松。\n4. 带好简历和作品集。")
     assert "reads_as_list" in _codes(sheet)
-    assert "reads_as_list" in _codes("Try this:\n- breathe\n- stretch\n- sleep", language="en")
+    tips = "Try this tonight:\n" + "\n".join(f"- {t} for ten minutes, slowly and quietly, and then notice how your body and mind feel afterwards" for t in
+                                            ("breathe", "stretch", "walk", "read"))  # fmt: skip
+    assert "reads_as_list" in _codes(tips, language="en")
+    assert "reads_as_list" not in _codes("Try this:\n- breathe\n- stretch\n- sleep", language="en")  # short
     assert "reads_as_list" not in _codes("两个选择：1. 钱多 2. 离家近，你更看重哪个？")
     assert "reads_as_list" not in _codes("先想两点：\n1. 钱多多少？\n2. 通勤省多少？")
 

@@ -146,7 +146,8 @@ def test_an_assistants_refusal_or_a_label_after_the_draft_is_not_the_users_line(
     assert check_line("作为一个AI，我无法回答", ZH, CONFIG)[1][-1].startswith("is an assistant's refusal")
     for helper in ("I'm here to help.", "How can I help you today?", "有什么可以帮你的吗？",
                    "当然可以，请提供更多的信息和想法，我会根据你的需求给出建议。", "当然可以，请告诉我你想要的缓解压力的方法。",
-                   "当然可以帮你解决这个问题。你可以尝试和室友聊聊。", "通过运动可以缓解压力，所以我很高兴能够帮助你。"):  # Qwen-0.5B, as "the user"
+                   "当然可以帮你解决这个问题。你可以尝试和室友聊聊。", "通过运动可以缓解压力，所以我很高兴能够帮助你。",
+                   "很抱歉，我不太明白你的意思。如果你有其他问题或需要帮助，请告诉我。"):  # Qwen-0.5B, as "the user"
         assert check_line(helper, EN if helper.isascii() else ZH, CONFIG)[1][-1].startswith("is an assistant's"), helper
     assert check_line("I'm here for the party, not the speeches", EN, CONFIG)[1] == []
     line, problems = check_line("林溪: 温柔的倾听者", msgspec.structs.replace(ZH, draft="其实我"), CONFIG)
