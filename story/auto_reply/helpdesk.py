@@ -3,8 +3,8 @@
 Small instruction-tuned models fall back to their assistant training under a persona. Two lists,
 because the two voices may share some of it:
 
-- ``machine_voice`` (refusals, naming itself an AI, offering service) is out of character for a
-  companion *and* for the user: Qwen2.5-0.5B saved "很抱歉，我不能回答这个问题。" as a companion's
+- ``machine_voice`` (refusals, naming itself an AI, offering service, asking for "more
+  information" like a form) is out of character for a companion *and* for the user: Qwen2.5-0.5B saved "很抱歉，我不能回答这个问题。" as a companion's
   reply to "气死我了，室友又把我的东西弄坏了"; SmolLM2 wrote "As an AI, I don't have feelings".
 - ``helper_voice`` adds the help desk's manners (inviting questions, hoping it helped, asking for
   "more information so I can…"): no user sends those to a companion (Qwen2.5-0.5B offered
@@ -22,6 +22,7 @@ _MACHINE = (
     r"|\bI(?:'m| am) (?:just |only )?an? (?:AI|language model|virtual assistant|chatbot)\b"
     r"|作为(?:一个|一名)?(?:AI|人工智能|语言模型|助手|AI助手|智能助手)|我(?:只)?是(?:一个|一名)?(?:AI|人工智能|语言模型|AI助手|智能助手)"
     r"|我(?:无法|不能|不会)(?:协助|提供|帮助你完成|回答)|抱歉，我(?:无法|不能)|有什么(?:可以|能)帮(?:到|助)?(?:你|您)"
+    r"|请(?:您|你)?提供(?:一下)?[^。！？!?]{0,24}?(?:信息|细节|资料)|\bplease provide (?:me with )?(?:more |some |the )?(?:details|information)\b"
 )
 _HELP_DESK = (
     r"\bI'm (?:here|glad I could) (?:to )?(?:help|assist)|\bif you have any (?:other |more |further )?questions\b"

@@ -91,12 +91,14 @@ def test_answering_with_some_of_the_users_words_is_not(user: str, reply: str) ->
     "很抱歉，我不能回答这个问题。",  # Qwen2.5-0.5B, saved as a companion's reply to an angry user
     "As an AI, I don't have feelings, but I understand.", "作为一个人工智能，我没有情绪。",
     "I'm sorry, but I can't help with that.", "有什么可以帮你的吗？",
+    "当然可以，请提供具体的公司名称、职位、部门等信息，并描述这些工作的具体情况。",  # Qwen2.5-0.5B, saved (Story on)
 ])  # fmt: skip
 def test_a_refusal_or_an_ai_talking_about_itself_is_an_assistants_voice(text: str) -> None:
     assert "assistant_voice" in _codes(text, language="zh-CN" if not text.isascii() else "en")
 
 
-@pytest.mark.parametrize("text", ["我不能陪你去，但我会一直给你发消息。", "I can't believe it, congrats!", "我会帮你一起想办法的。"])
+@pytest.mark.parametrize("text", ["我不能陪你去，但我会一直给你发消息。", "I can't believe it, congrats!", "我会帮你一起想办法的。",
+                                  "能说说两份工作具体的情况吗？比如通勤多久？"])
 def test_a_friend_saying_what_it_cannot_do_is_not(text: str) -> None:
     assert "assistant_voice" not in _codes(text, language="zh-CN" if not text.isascii() else "en")
 
