@@ -18,14 +18,17 @@ import re
 
 _MACHINE = (
     r"\bI(?:'m| am) (?:sorry|afraid),? but I (?:can(?:no|')t|am unable)|\bI can(?:no|')t (?:assist|help) with"
-    r"|\bhow (?:can|may) I (?:help|assist)|\bas an AI\b|\b(?:an?|the) (?:AI|language model|assistant)\b"
+    r"|\bhow (?:can|may) I (?:help|assist)|\bas an AI\b"
     r"|\bI(?:'m| am) (?:just |only )?an? (?:AI|language model|virtual assistant|chatbot)\b"
     r"|作为(?:一个|一名)?(?:AI|人工智能|语言模型|助手|AI助手|智能助手)|我(?:只)?是(?:一个|一名)?(?:AI|人工智能|语言模型|AI助手|智能助手)"
     r"|我(?:无法|不能|不会)(?:协助|提供|帮助你完成|回答)|抱歉，我(?:无法|不能)|有什么(?:可以|能)帮(?:到|助)?(?:你|您)"
     r"|请(?:您|你)?提供(?:一下)?[^。！？!?]{0,24}?(?:信息|细节|资料)|\bplease provide (?:me with )?(?:more |some |the )?(?:details|information)\b"
 )
 _HELP_DESK = (
-    r"\bI'm (?:here|glad I could) (?:to )?(?:help|assist)|\bif you have any (?:other |more |further )?questions\b"
+    # "the assistant" is the help desk talking about itself in a user's line; a companion may be
+    # talking about the user's new assistant at work.
+    r"\b(?:an?|the) (?:AI|language model|assistant)\b"
+    r"|\bI'm (?:here|glad I could) (?:to )?(?:help|assist)|\bif you have any (?:other |more |further )?questions\b"
     r"|\bfeel free to (?:ask|reach out)\b|\bhope (?:this|that|it) helps\b"
     r"|\bplease provide (?:more|some|further) (?:details|information|context)\b|\bI'd be happy to help\b"
     r"|我(?:很乐意|会尽力)帮助(?:你|您)|我会尽(?:力|我所能)(?:去)?(?:给|为|帮)|如果(?:你|您)有任何(?:问题|疑问|需要)|如果(?:你|您)?(?:还)?有(?:任何|其他|其它|什么)?(?:问题|疑问|需要)(?:或(?:者)?需要帮助)?[，,]?\s*(?:请|欢迎|可以|都可以)?(?:随时)?(?:告诉|联系|问|找)"

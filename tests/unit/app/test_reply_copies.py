@@ -127,3 +127,7 @@ def test_an_advice_sheet_reads_as_a_list_a_line_with_numbers_does_not() -> None:
 def test_other_members_as_a_sentences_subject_are_narrated(text: str, narrates: bool) -> None:
     codes = _codes(text, language="en", other_names=["Lia", "Joy", "Ning"], own_names=["Heng"])
     assert ("narrates_others" in codes) is narrates
+
+
+def test_talking_about_the_users_assistant_at_work_is_not_an_assistants_voice() -> None:
+    assert "assistant_voice" not in _codes("The assistant your boss hired sounds nice, give it a week.", language="en")
