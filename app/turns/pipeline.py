@@ -37,7 +37,7 @@ from app.turns.context import TurnContext, load_context
 from app.turns.cross_step import run_cross
 from app.turns.drafts import DraftChannel
 from app.turns.plugins import ActorPrep, Emit, StageMetric, TurnInfo, TurnPlugin, await_beside
-from app.turns.quality import COPY_SHARE, AllRepliesDropped, copies, reply_problems
+from app.turns.quality import COPY_SHARE, AllRepliesDropped, copies, sibling_problem
 from app.turns.judge import judge_reply, regeneration_note
 from app.turns.actor_prompt import ActorPrompt, actor_prompt, add_lore
 from app.turns.replies import Reply, generate_checked
@@ -521,8 +521,7 @@ def _quality(reply: Reply) -> dict[str, Any]:
 
 
 def _duplicates(text: str, earlier: list[str]) -> bool:
-    found = reply_problems(text, language="und", max_chars=10**9, other_names=[], earlier_replies=earlier)
-    if any(p.startswith(("duplicate", "near_duplicate")) for p in found):
+    if sibling_problem(text, earlier) is not None:
         return True
     # Either way round, as ``repeats_earlier`` counts on what was saved: a reply inside one written
     # beside it ("周衡，你有啥问题吗？" beside "周衡，你有啥问题吗？如果需要，可以和我聊聊。", Qwen2.5-0.5B,

@@ -116,15 +116,8 @@ def reply_problems(
         problems.append(degenerate)
     if len(text) > max_chars:
         problems.append(f"too_long: {len(text)} > {max_chars} characters")
-    key = comparison_key(text)
-    for earlier in earlier_replies:
-        other = comparison_key(earlier)
-        if key == other:
-            problems.append("duplicate: same text as another reply this turn")
-            break
-        if key and other and difflib.SequenceMatcher(None, key, other).ratio() >= NEAR_DUPLICATE_RATIO:
-            problems.append("near_duplicate: almost the same as another reply this turn")
-            break
+    if (sibling := sibling_problem(text, earlier_replies)) is not None:
+        problems.append(sibling)
     if (wrong := script_problem(text, expected_script(language))) is not None:
         problems.append(f"{WRONG_SCRIPT}: {wrong}")
     problems += copy_problems(text, user_text=user_text, window=window, scaffolding=scaffolding, persona=persona)
@@ -191,9 +184,9 @@ def users_own_words(text: str, user_text: str) -> str | None:
     neither addresses the user nor says "me too": a run of ``USERS_OWN_RUN`` or more tokens shared
     with the user's message with a first-person token in it, or a first-person clause mostly made
     of the user's words (``OWN_CLAUSE_SHARE``)."""
-    if not FIRST_PERSON.intersection(tokens(user_text)):
-        return None  # the user told nothing of their own
     user = tokens(user_text)
+    if not FIRST_PERSON.intersection(user):
+        return None  # the user told nothing of their own
     for clause in _CLAUSE.findall(text):
         words = tokens(clause)
         if not FIRST_PERSON.intersection(words) or (SECOND_PERSON | ME_TOO).intersection(words):
@@ -209,6 +202,18 @@ def users_own_words(text: str, user_text: str) -> str | None:
 
 def _joined(run: tuple[str, ...]) -> str:
     return ("" if all(len(t) == 1 for t in run) else " ").join(run)
+
+
+def sibling_problem(text: str, earlier_replies: Sequence[str]) -> str | None:
+    """``duplicate`` or ``near_duplicate`` against another reply of this turn, if either."""
+    key = comparison_key(text)
+    for earlier in earlier_replies:
+        other = comparison_key(earlier)
+        if key == other:
+            return "duplicate: same text as another reply this turn"
+        if key and other and difflib.SequenceMatcher(None, key, other).ratio() >= NEAR_DUPLICATE_RATIO:
+            return "near_duplicate: almost the same as another reply this turn"
+    return None
 
 
 def speaker_label(text: str, other_names: Sequence[str], own_names: Sequence[str] = ()) -> str | None:
