@@ -6,7 +6,8 @@ The three judgements stay separate fields and are recorded as the staged stages 
 offline intent and emotion, and the scorer's decision (path ``fallback`` when the mode would
 have asked the model). The model's speaker choice counts only where the selection mode would
 ask the selector (``llm``, or ``hybrid`` on a close call, and there only among the close members);
-a clear scorer decision stands.
+a clear scorer decision stands. Its cross reply planned up front (``ahead``) replaces round one's
+plan call when it fits the replies kept (``app.turns.cross.PlannedAhead``).
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from typing import Any
 import msgspec
 
 from app.turns.context import TurnContext
+from app.turns.cross import PlannedAhead
 from app.turns.selection import Selection, prepare_selection
 from app.turns.stages import StageRun, struct_stage
 from scheduling import UserEmotion, UserIntent, build_speaking_context, fallback_emotion, fallback_intent
-from scheduling.combined import TurnReading, combined_model_request, reading_constraints, split_reading, validate_reading
+from scheduling.combined import (
+    TurnReading, combined_model_request, planned_follow_up, reading_constraints, split_reading, validate_reading,
+)
 from scheduling.selection.validation import SpeakerSelection
 from scheduling.selection.weights import ScoringWeights
 
@@ -30,6 +34,7 @@ class CombinedReading(msgspec.Struct, kw_only=True):
     emotion: StageRun[UserEmotion]
     selection: Selection  # prepared on this call's intent and emotion
     select: StageRun[SpeakerSelection | None]  # the model's choice where the mode uses it, else skipped
+    ahead: PlannedAhead | None = None  # the cross reply planned up front; None: the call failed, plan as staged
 
 
 def combined_applies(ctx: TurnContext) -> bool:
@@ -59,17 +64,19 @@ async def read_combined(model: Any, ctx: TurnContext, mentions: list[str], weigh
         intent = StageRun(stage="intent", value=fallback_intent(info.user_text, info.agents), source="fallback", **shared)
         emotion = StageRun(stage="emotion", value=fallback_emotion(info.user_text), source="fallback", **shared)
         choice: SpeakerSelection | None = None
+        ahead = None
     else:
         parsed_intent, parsed_emotion, choice = split_reading(call.value, ids, info.user_text)
         intent = StageRun(stage="intent", value=parsed_intent, source="llm", **shared)
         emotion = StageRun(stage="emotion", value=parsed_emotion, source="llm", **shared)
+        ahead = PlannedAhead(planned_follow_up(call.value, ids))
     sel = prepare_selection(ctx, intent.value, emotion.value, mentions, weights, window)
     if not sel.selector_needed:
         select = StageRun(stage="select", value=None, source="skipped", ms=0.0, via="combined")
     else:
         choice = within(choice, sel.plan.contenders)
         select = StageRun(stage="select", value=choice, source="llm" if choice is not None else "fallback", **shared)
-    return CombinedReading(call=call, intent=intent, emotion=emotion, selection=sel, select=select)
+    return CombinedReading(call=call, intent=intent, emotion=emotion, selection=sel, select=select, ahead=ahead)
 
 
 def within(choice: SpeakerSelection | None, contenders: list[str]) -> SpeakerSelection | None:

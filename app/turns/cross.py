@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 
 from app.llm.port import ChatMessage, ModelRequest
+from scheduling.combined import FollowUp
 
 
 class CrossReplyPlan(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
@@ -88,6 +89,25 @@ def plan_validator(member_ids: Sequence[str], replied_ids: Sequence[str]) -> Any
         return problems
 
     return validate
+
+
+AHEAD_NONE_REASON = "no cross reply planned with the turn reading"
+
+
+class PlannedAhead(msgspec.Struct, frozen=True):
+    """Round one's plan as the combined call made it, before the replies (``crossReply``)."""
+
+    pair: FollowUp | None
+
+    def decision(self, replied_ids: Sequence[str]) -> CrossReplyDecision | None:
+        """No pair: no cross reply. A pair whose addressee's reply was kept: that pair. Else
+        ``None``: the plan call decides, as in a staged turn."""
+        pair = self.pair
+        if pair is None:
+            return CrossReplyDecision(reply=None, reason=AHEAD_NONE_REASON)
+        if pair.to_agent_id not in replied_ids:
+            return None
+        return CrossReplyDecision(reply=CrossReplyPair(pair.from_agent_id, pair.to_agent_id), reason=pair.reason)
 
 
 NO_PLAN = CrossReplyPlan(should_reply=False, from_agent_id="", to_agent_id="", reason="no cross reply")

@@ -1,6 +1,7 @@
 """The cross-reply step: after the primary replies are saved, the plan may let one agent briefly
 answer another (one per round, ``cross_reply_rounds`` rounds); each cross reply is streamed and
-saved like a primary one."""
+saved like a primary one. A combined turn's round one takes the plan its reading made up front
+(``ahead``) when it fits the replies kept, with no plan call."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from app.turns.context import TurnContext
-from app.turns.cross import NO_PLAN, CrossReplyDecision, CrossReplyPlan, plan_constraints, plan_request, plan_validator
+from app.turns.cross import (
+    NO_PLAN, CrossReplyDecision, CrossReplyPlan, PlannedAhead, plan_constraints, plan_request, plan_validator,
+)
 from app.turns.drafts import DraftChannel
 from app.turns.plugins import Emit, StageMetric
 from app.turns.actor_prompt import actor_prompt
@@ -20,7 +23,8 @@ if TYPE_CHECKING:
     from app.turns.pipeline import TurnPipeline, TurnRun
 
 
-async def run_cross(pipeline: TurnPipeline, ctx: TurnContext, run: TurnRun, emit: Emit, kept: list[Reply]) -> None:
+async def run_cross(pipeline: TurnPipeline, ctx: TurnContext, run: TurnRun, emit: Emit, kept: list[Reply],
+                    ahead: PlannedAhead | None = None) -> None:  # fmt: skip
     names = ctx.names()
     member_ids = list(names)
     said = list(kept)
@@ -30,16 +34,21 @@ async def run_cross(pipeline: TurnPipeline, ctx: TurnContext, run: TurnRun, emit
     for round_no in range(1, pipeline.settings.cross_reply_rounds + 1):
         if not model_configured(pipeline.model, "cross_reply"):
             break
-        request = plan_request(language=info.language, transcript=ctx.transcript,
-                               replies=[(r.agent_id, names[r.agent_id], r.text) for r in said],
-                               members=list(names.items()))  # fmt: skip
         replied = [r.agent_id for r in said]
-        plan_run = await struct_stage("cross_reply", pipeline.model, request, CrossReplyDecision, lambda: NO_PLAN,
-                                      validate=plan_validator(member_ids, replied), post=CrossReplyDecision.plan,
-                                      constraints=plan_constraints(member_ids, replied))  # fmt: skip
+        planned = ahead.decision(replied) if ahead is not None and round_no == 1 else None
+        if planned is not None:
+            plan_run = StageRun(stage="cross_reply", value=planned.plan(), source="llm", ms=0.0, via="combined")
+        else:
+            request = plan_request(language=info.language, transcript=ctx.transcript,
+                                   replies=[(r.agent_id, names[r.agent_id], r.text) for r in said],
+                                   members=list(names.items()))  # fmt: skip
+            plan_run = await struct_stage("cross_reply", pipeline.model, request, CrossReplyDecision, lambda: NO_PLAN,
+                                          validate=plan_validator(member_ids, replied), post=CrossReplyDecision.plan,
+                                          constraints=plan_constraints(member_ids, replied))  # fmt: skip
         runs.append(plan_run)
-        run.add_usage(plan_run.usage)
-        run.metrics.append(StageMetric.of("cross_reply", plan_run.ms, plan_run.usage, None, plan_run.source))
+        if planned is None:  # a plan call ran
+            run.add_usage(plan_run.usage)
+            run.metrics.append(StageMetric.of("cross_reply", plan_run.ms, plan_run.usage, None, plan_run.source))
         plan = plan_run.value
         if not plan.should_reply:
             break

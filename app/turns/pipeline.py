@@ -305,7 +305,7 @@ class TurnPipeline:
 
         t = time.perf_counter()
         if not ctx.direct and not info.continuation and kept and self.settings.cross_reply_rounds > 0:
-            await run_cross(self, ctx, run, emit, kept)
+            await run_cross(self, ctx, run, emit, kept, reading.ahead if reading is not None else None)
         run.timings["cross_reply"] = _ms(t)
         orch["quality"] = {
             r.agent_id + (":cross" if r.kind == "cross" else ""): _quality(r) for r in run.replies

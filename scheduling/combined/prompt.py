@@ -20,7 +20,7 @@ COMBINED_SCHEMA_NAME = "turn_reading"
 
 def _system_zh(reply_limit: int, chattiness: str) -> str:
     return "\n".join([
-        "你是 AI 电子伴侣群聊的调度器。对用户本轮消息做三个独立的判断，分别写进三个字段，不要生成聊天回复。",
+        "你是 AI 电子伴侣群聊的调度器。对用户本轮消息做三个独立的判断，分别写进三个字段，再计划回复之后的互动，不要生成聊天回复。",
         f"1. intent：用户想从群里得到什么。kind 取值：{', '.join(get_args(IntentKind))}。"
         "用户点名某个 Agent（名字、别名或 @）时 kind=address_specific，addressedAgentIds 列出其 id；"
         "问你们、大家、各位时 kind=address_all，addressedAgentIds 为空。只有用户明确询问大家意见、要求分别回答或想听多个角度时，"
@@ -30,13 +30,16 @@ def _system_zh(reply_limit: int, chattiness: str) -> str:
         f"socialEnergy 为 low/medium/high；reason 一句话（不超过 {REASON_SCHEMA_CHARS} 字）。",
         "3. speakers：根据上面两项判断、Agent 人设、关系阶段和最近发言频率，选择最适合回复的 Agent。",
         *selection_rules("zh", reply_limit, chattiness),
+        "4. crossReply：选中的 Agent 回复之后，是否让一位成员简短回应另一位的回复（附和、打趣、不同看法）。"
+        "只有用户的话引出来回讨论（两难选择、争论、想听不同角度）时才填：toAgentId 是 speakers 选中的一位，"
+        "fromAgentId 是另一位成员；大多数回合填 null。",
     ])
 
 
 def _system_en(reply_limit: int, chattiness: str) -> str:
     return "\n".join([
         "You schedule an AI-companion group chat. Make three separate judgements of the user's message, each "
-        "into its own field. Do not write a chat reply.",
+        "into its own field, then plan what follows the replies. Do not write a chat reply.",
         f"1. intent: what the user wants from the group. kind is one of: {', '.join(get_args(IntentKind))}. If the "
         "user names agents (name, alias or @), kind=address_specific and addressedAgentIds lists their ids; if the "
         "user addresses everyone, kind=address_all with an empty list. wantsMultipleVoices is true only when the "
@@ -49,6 +52,10 @@ def _system_en(reply_limit: int, chattiness: str) -> str:
         "3. speakers: using the two judgements above, each agent's persona, relationship stage and how often it "
         "spoke recently, choose the agent(s) best suited to reply.",
         *selection_rules("en", reply_limit, chattiness),
+        "4. crossReply: after the chosen agents reply, should one member briefly answer another's reply (agreement, "
+        "a playful remark, a different view)? Only when the message invites a back-and-forth (a dilemma, an "
+        "argument, a wish for different views): toAgentId is one of the chosen speakers, fromAgentId another "
+        "member. Most turns: null.",
     ])
 
 
@@ -69,7 +76,7 @@ def build_combined_request(
         ("用户本轮消息" if zh else "The user's message this turn", text),
     ]
     user = "\n\n".join(f"{title}{'：' if zh else ':'}\n{body}" for title, body in sections)
-    user += f"\n\n请用 {language} 写三个 reason。" if zh else f"\n\nWrite the three reasons in {language}."
+    user += f"\n\n请用 {language} 写 reason。" if zh else f"\n\nWrite the reasons in {language}."
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
 
 

@@ -22,9 +22,11 @@ SAD_AND_LOST = {**EMOTION_SAD, "needsAdvice": True, "reason": "难过，也想�
 COMBINED = {"orchestration": "combined", "selection": {"mode": "hybrid", "hybridMargin": 1.0}}
 
 
-def reading(*ids: str, emotion: dict[str, Any] = EMOTION_SAD, intent: dict[str, Any] = INTENT_CHAT) -> Any:
+def reading(*ids: str, emotion: dict[str, Any] = EMOTION_SAD, intent: dict[str, Any] = INTENT_CHAT,
+            cross: tuple[str, str] | None = None) -> Any:  # fmt: skip
+    pair = {"fromAgentId": cross[0], "toAgentId": cross[1], "reason": "两种看法"} if cross else None
     return lambda req: {"intent": {**intent, "reason": "闲聊"}, "emotion": emotion,
-                        "speakers": {"selectedAgentIds": list(ids), "reason": "适合"}}  # fmt: skip
+                        "speakers": {"selectedAgentIds": list(ids), "reason": "适合"}, "crossReply": pair}  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -129,3 +131,35 @@ async def test_combined_bets_on_the_scorers_pick_alone_where_staged_adds_the_nex
             assert actors["cancelled"] == 0 or body["orchestration"]["speculation"]["misses"]
     assert started["staged"] and started["combined"]
     assert len(started["combined"]) == len(started["staged"]) - 1
+
+
+async def test_a_reading_without_a_cross_reply_saves_the_plan_call(turn_api: Api, world: World) -> None:
+    conv, (gentle, _, _) = await make_group(turn_api, **COMBINED)
+    world.handlers["combined"] = reading(gentle["id"])
+    body = await _turn(turn_api, conv["id"])
+    assert "cross_reply.plan" not in world.calls and "cross_reply" not in world.calls
+    plan = body["orchestration"]["crossReplyPlan"]
+    assert plan["shouldReply"] is False and plan["runs"][0]["via"] == "combined"
+    assert "cross_reply" not in body["orchestration"]["cost"]["byStage"]
+
+
+async def test_a_cross_reply_planned_with_the_reading_is_written_without_a_plan_call(turn_api: Api,
+                                                                                     world: World) -> None:  # fmt: skip
+    conv, (gentle, _, joker) = await make_group(turn_api, **COMBINED)
+    world.handlers["combined"] = reading(gentle["id"], cross=(joker["id"], gentle["id"]))
+    body = await _turn(turn_api, conv["id"])
+    assert "cross_reply.plan" not in world.calls and world.calls.count("cross_reply") == 1
+    cross = [m for m in body["agentMessages"] if m["replyKind"] == "cross"]
+    assert [(m["agentId"], m["respondToAgentId"]) for m in cross] == [(joker["id"], gentle["id"])]
+    plan = body["orchestration"]["crossReplyPlan"]
+    assert (plan["fromAgentId"], plan["reason"], plan["runs"][0]["via"]) == (joker["id"], "两种看法", "combined")
+
+
+async def test_a_planned_cross_reply_to_a_member_who_did_not_reply_asks_the_plan_call(turn_api: Api,
+                                                                                      world: World) -> None:  # fmt: skip
+    conv, (gentle, planner, joker) = await make_group(turn_api, **COMBINED)
+    world.handlers["combined"] = reading(gentle["id"], cross=(gentle["id"], planner["id"]))  # 周衡 did not reply
+    body = await _turn(turn_api, conv["id"])
+    assert [m["agentId"] for m in body["agentMessages"]] == [gentle["id"]]
+    assert world.calls.count("cross_reply.plan") == 1  # as a staged turn would
+    assert "via" not in body["orchestration"]["crossReplyPlan"]["runs"][0]
