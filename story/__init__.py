@@ -29,7 +29,7 @@ from story.tools.narrative_tools import (
 from story.tools.prepare_turn import PovPrepareTurnTool, PrepareAction, PrepareInput
 from story.world.mechanics import DiceRoll, WorldEvent
 from story.world.stage import WRITER_STAGE_INSTRUCTIONS as POV_WRITER_STAGE_INSTRUCTIONS
-from story.world.stage import PreparedMismatch, StageEvent, StoryPreparedTurn, StoryStage
+from story.world.stage import PreparedMismatch, StageEvent, StoryPreparedTurn, StoryStage, writer_stage_instructions
 from story.world.stage import project_stage as project_story_stage
 from story.world.stage import restore_prepared as restore_story_prepared_turn
 from story.world.state import WorldInvalid
@@ -44,6 +44,7 @@ __all__ = [
     "PovPrepareTurnTool", "PovAdvanceWorldTool", "NarrativePlanCycleTool", "NarrativeDealBeatTool",
     "NarrativeSettleEventTool", "NarrativeRebranchTool", "project_story_stage", "restore_story_prepared_turn",
     "POV_WRITER_STAGE_INSTRUCTIONS", "StoryContext", "StoryModelConfig",
+    "writer_stage_instructions",  # the same rules in the conversation's language
     # the model port a host implements
     "StructuredModel", "ChatModel", "ModelRequest", "ChatMessage", "ResponseSchema",
     # world: snapshot parts, policy, prepare and advance

@@ -32,7 +32,7 @@ from story.coordinator.envelope import deserialize_state
 from story.coordinator.initializer import PersonaSource
 from story.coordinator.turn import BeforeActorInput, BeforeActorResult, StoryCoordinator, finalize_turn
 from story.tools.common import Diagnostic, StoryModelConfig
-from story.world.stage import WRITER_STAGE_INSTRUCTIONS
+from story.world.stage import writer_stage_instructions
 
 log = logging.getLogger("app.story")
 
@@ -220,7 +220,7 @@ class StoryHooks(TurnPlugin):
             log.exception("story prepare failed for agent %s", agent_id)
             result = BeforeActorResult("no_story", diagnostics=[Diagnostic("story_error", f"{type(exc).__name__}: {exc}"[:500])])
         token = StoryToken(cfg, stored, result, _ms(t0), adopted_in_background=adopted is not None)
-        material = f"{WRITER_STAGE_INSTRUCTIONS}\n{result.guidance.content}" if result.guidance else None
+        material = f"{writer_stage_instructions(info.language)}\n{result.guidance.content}" if result.guidance else None
         refuse = None
         if result.outcome == "advance_pending":  # the seed's recovery table: this request fails, retry later
             refuse = ("story_advance_pending: the world settlement of this agent's previous reply failed; "

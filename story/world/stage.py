@@ -20,13 +20,32 @@ WRITER_STAGE_INSTRUCTIONS = """\
 [STORY STAGE RULES]
 The system message [CURRENT STORY STAGE] describes the scene you are writing. Follow it:
 - Continue the current event in its phase: "start" opens it, "develop" complicates it, "end" resolves it.
-- Honour the user's action as stated; never decide, speak or act for the user beyond it.
+- Honour the user's action as stated: it has already happened, so write what your character does or says in
+  answer, without repeating the user's words; never decide, speak or act for the user beyond it.
 - Offstage influences may enter only as sounds, reports, messages or visible consequences.
 - Clues are hints: show them as atmosphere or small signs, never explain the hidden cause.
 - If an invitation is given, let it actually reach the user in the scene; the user may refuse it.
 - A narrative goal is a direction to try, not a fact that already happened.
 - Never mention the stage, goals, rules or any system mechanics in your reply.
 """
+
+WRITER_STAGE_INSTRUCTIONS_ZH = """\
+[STORY STAGE RULES]
+系统消息 [CURRENT STORY STAGE] 描述你正在写的场景，照着它写：
+- 接着当前事件的阶段写："start" 是开场，"develop" 是推进和变化，"end" 是收尾。
+- 用户的动作（honour_actions）已经发生：写你的角色接下来做什么、说什么，不要复述用户的话；也不要替用户决定、说话或行动。
+- 场外影响（offstage）只能以声音、传闻、消息或看得见的后果出现。
+- 线索（clues）只是暗示：写成气氛或小细节，不要解释背后的原因。
+- 如果有邀请（invitation），让它在场景里真正递到用户面前；用户可以拒绝。
+- 叙事目标是要尝试的方向，不是已经发生的事。
+- 回复里不要提到舞台、目标、规则或任何系统机制。
+"""
+
+
+def writer_stage_instructions(language: str) -> str:
+    """The Writer's stage rules in the conversation's language (Chinese for ``zh*``, else English):
+    a small model copies a language it is not writing in into its reply."""
+    return WRITER_STAGE_INSTRUCTIONS_ZH if language.lower().startswith("zh") else WRITER_STAGE_INSTRUCTIONS
 
 
 class StageEvent(msgspec.Struct, frozen=True):

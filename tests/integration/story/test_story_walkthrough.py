@@ -29,6 +29,7 @@ async def test_three_turns_adopt_saved_prose_and_settle_only_on_evidence(story_a
     assert a1["agentId"] == lia["id"] and a1["metadata"]["story"]["outcome"] == "waiting_for_acceptance"
     actor_system = requests(world, "actor")[0].messages[0].content
     assert "[CURRENT STORY STAGE]" in actor_system and "[STORY STAGE RULES]" in actor_system
+    assert "不要复述用户的话" in actor_system  # the stage rules in the chat's language
     s1 = await saved_state(engine, conv["id"], lia["id"])
     assert s1.status == "waiting_for_acceptance" and s1.pending_actor.message_id == a1["id"]
     assert s1.pending_actor.user_message_id == t1["userMessage"]["id"]

@@ -120,3 +120,10 @@ async def test_deal_needs_no_model():
     n = init_narrative_snapshot(Line("The archive", "find what the key opens"), Line("Trust", "earn Lia's help"))
     r = await NarrativeDealBeatTool().execute(DealInput(StoryContext("r", "t"), n, "start"))
     assert r.packet.pending is None and r.packet.main_direction == "find what the key opens"
+
+
+def test_the_writer_stage_rules_come_in_the_conversations_language() -> None:
+    zh, en = story.writer_stage_instructions("zh-CN"), story.writer_stage_instructions("en")
+    assert en == POV_WRITER_STAGE_INSTRUCTIONS and zh != en
+    assert "[CURRENT STORY STAGE]" in zh and "不要复述用户的话" in zh
+    assert "without repeating the user's words" in en
