@@ -22,7 +22,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from app.errors import NotFound
-from app.llm.ledger import record_call
+from app.llm.ledger import call_starting, record_call
 
 log = logging.getLogger("app.metrics")
 
@@ -240,6 +240,7 @@ def observed_model_call(fn: Any) -> Any:
 
     async def _observed(self: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
+        call_starting()
         stage = str(getattr(request, "purpose", "") or "unknown")
         try:
             config_id = str(self.config_for(request).id)

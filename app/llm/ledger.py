@@ -6,10 +6,15 @@ that task or in a task it starts (contextvars are inherited) adds one ``CallEntr
 result reports ``cost()``: calls and input/output tokens per stage, and how many calls had ended
 before the first words reached the user. A call cancelled before it answered (a speculative reply
 the decision did not keep) is counted: a hosted API bills what it already generated.
+
+``first_call_signal`` lets a task learn when its first model call goes out (``call_starting``,
+from the same two wrappers): the turn sends a certain speaker's request before its bookkeeping
+calls (``app.turns.pipeline``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import time
@@ -56,6 +61,7 @@ class CallLedger:
 
 
 _LEDGER: contextvars.ContextVar[CallLedger | None] = contextvars.ContextVar("turn_call_ledger", default=None)
+_CALLING: contextvars.ContextVar[asyncio.Event | None] = contextvars.ContextVar("first_call_signal", default=None)
 
 
 @contextlib.contextmanager
@@ -66,6 +72,22 @@ def use_ledger(ledger: CallLedger) -> Iterator[CallLedger]:
         yield ledger
     finally:
         _LEDGER.reset(token)
+
+
+@contextlib.contextmanager
+def first_call_signal(event: asyncio.Event) -> Iterator[None]:
+    """``event`` is set when a model call made in this context (or a task started from it) starts."""
+    token = _CALLING.set(event)
+    try:
+        yield
+    finally:
+        _CALLING.reset(token)
+
+
+def call_starting() -> None:
+    event = _CALLING.get()
+    if event is not None:
+        event.set()
 
 
 def record_call(request: Any, started: float, outcome: str, result: Any = None) -> None:
@@ -79,12 +101,12 @@ def record_call(request: Any, started: float, outcome: str, result: Any = None) 
 
 def ledgered(fn: Any) -> Any:
     """Records each call of a model's ``complete``/``stream`` (for models outside the gateway: fakes)."""
-    import asyncio
     import functools
 
     @functools.wraps(fn)
     async def wrapper(self: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
+        call_starting()
         try:
             result = await fn(self, request, *args, **kwargs)
         except asyncio.CancelledError:

@@ -15,6 +15,7 @@ from sqlalchemy import select as sa_select
 
 from app.db.models import SpeakerDecision
 from app.main import create_app
+from app.turns.plugins import ActorPrep, TurnPlugin
 from tests.integration.conftest import ALICE, Api
 from tests.integration.turns.conftest import make_group, post_turn
 from tests.integration.turns.fakes import World, select
@@ -102,6 +103,21 @@ async def test_a_mentioned_agent_starts_before_emotion_is_known(turn_api: Api, w
     created = [d["message"] for n, d in events if n == "message.created"]
     assert created[0]["agentId"] == planner["id"] and created[0]["metadata"]["selectedBy"] == "mention"
     assert created[0]["metadata"]["speculation"] == "none"
+
+
+async def test_a_mentioned_agents_request_goes_out_before_the_understanding_calls(turn_api: Api,
+                                                                                  world: World) -> None:  # fmt: skip
+    """Sent together, the reply's first token comes back with the intent and emotion answers."""
+
+    class SlowPrepare(TurnPlugin):  # e.g. the Story reading its state before the reply
+        async def before_actor(self, info: Any, agent_id: str) -> ActorPrep:
+            await asyncio.sleep(0.02)
+            return ActorPrep()
+
+    turn_api.client.app.state.turn_pipeline.plugins.append(SlowPrepare())
+    conv, _ = await make_group(turn_api)
+    await post_turn(turn_api, conv["id"], "周衡，你怎么看这份计划？")
+    assert world.calls.index("actor") < min(world.calls.index("intent"), world.calls.index("emotion"))
 
 
 async def _speakers(settings, speculation: bool, selected: list[str] | None) -> list[tuple[str, str]]:
