@@ -12,6 +12,9 @@ without flagging ordinary chat, including very short replies such as ``好的！
 - **one clause three times in a row** (``我感到开心，我感到开心，我感到开心。`` after a normal start,
   too short a share of the text for the unit measure), a longer one three times anywhere, or a
   short word four times in a row (``比如爬山、爬山、爬山、爬山、爬山``);
+- **one run of Chinese characters three times** anywhere, across clause boundaries
+  (``…感受到温暖和温暖。她感到温暖和温暖的倾听者，…让她感到温暖和温暖…``: three different clauses,
+  one loop);
 - **one sentence said twice** in the reply (a person does not send the same sentence twice in one
   message; Qwen2.5-0.5B's saved replies did: ``你可以尝试一些简单的爬山技巧，比如…`` twice, ``最后，
   你需要找到一个工作机会…`` twice).
@@ -77,6 +80,13 @@ WORD_REPEATS = 4
 """A shorter clause (a word: ``爬山``) makes a loop at this many consecutive copies: ``好的，好的，好的``
 (three) is emphasis, ``爬山、爬山、爬山、爬山`` is not something a person types."""
 
+HAN_RUN_CHARS = 6
+HAN_RUN_REPEATS = 3
+"""Six Chinese characters in a row, the same three times in one reply, is a loop even when the
+clauses around them differ: Qwen2.5-0.5B's Story replies saved '到温暖和温暖' three times in three
+clauses. A list of suggestions repeats its frame ('你可以试试跑步，你可以试试游泳…': five
+characters, then the items differ); six identical ones, three times, no one types."""
+
 SENTENCE_MIN_LETTERS = 8
 """A sentence (text up to ``。！？!?`` or a line break) with this many letters and digits, said a
 second time anywhere in the reply, is a loop; shorter ones (``真的吗？真的吗？``) may be emphasis."""
@@ -99,7 +109,7 @@ def degenerate_problem(text: str) -> str | None:
     if len(chars) < MIN_REPETITION_CHARS:
         return None
     for detail in (_dominant_char(words), _repeated_unit(chars, len(words)), _low_diversity_run(chars),
-                   _repeated_sentence(text), _repeated_clause(chars)):  # fmt: skip
+                   _repeated_sentence(text), _repeated_clause(chars), _repeated_han_run(chars)):  # fmt: skip
         if detail is not None:
             return f"{DEGENERATE_REPETITION}: {detail}"
     return None
@@ -164,6 +174,13 @@ def _repeated_clause(chars: list[str]) -> str | None:
             if len(clause) >= least and len(run) == repeats and all(c == clause for c in run):
                 return f"the clause '{clause[:20]}' {repeats} times in a row"
     return None
+
+
+def _repeated_han_run(chars: list[str]) -> str | None:
+    han = "".join(c for c in chars if "\u4e00" <= c <= "\u9fff")
+    counts = Counter(han[i:i + HAN_RUN_CHARS] for i in range(len(han) - HAN_RUN_CHARS + 1))
+    run, n = counts.most_common(1)[0] if counts else ("", 0)
+    return f"'{run}' {n} times" if n >= HAN_RUN_REPEATS else None
 
 
 _SENTENCE_END = re.compile(r"[。！？!?\n]+|(?<=[^\W\d_])[.]+(?=\s|$)")

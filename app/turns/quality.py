@@ -121,6 +121,8 @@ def reply_problems(
     if (wrong := script_problem(text, expected_script(language))) is not None:
         problems.append(f"{WRONG_SCRIPT}: {wrong}")
     problems += copy_problems(text, user_text=user_text, window=window, scaffolding=scaffolding, persona=persona)
+    if not any(problem_code(p) == "prompt_leak" for p in problems) and (meta := about_the_reply(text)) is not None:
+        problems.append(f"prompt_leak: talks about the reply itself ('{meta}')")
     if (label := speaker_label(text, other_names, own_names)) is not None:
         problems.append(f"speaks_as_other: a line is labelled '{label}:'")
     if user_text and (taken := users_own_words(text, user_text)):
@@ -132,6 +134,22 @@ def reply_problems(
     if (phrase := machine_voice(text)) is not None:
         problems.append(f"assistant_voice: '{phrase}' is an assistant's line, not a companion's")
     return problems
+
+
+_ABOUT_THE_REPLY = re.compile(
+    r"原话|这(?:个|条|句)回复|这个说法用|用[“\"'「]你[”\"'」]"
+    r"|\b(?:this|my) (?:reply|response|draft)\b|\bthe user's (?:words|message|line)\b|\brepeating the user\b",
+    re.IGNORECASE,
+)
+"""Words a companion's chat line has no use for, but a model discussing the retry's correction
+does: Qwen2.5-0.5B (Story on) saved '…\n\n这个说法用“你”，在没有重复原话的情况下表达自己的情绪…' after
+being told to answer as '你' and not repeat the user."""
+
+
+def about_the_reply(text: str) -> str | None:
+    """The first phrase in which the reply talks about itself, its draft or the user's words, if any."""
+    match = _ABOUT_THE_REPLY.search(text)
+    return match.group(0) if match else None
 
 
 _NARRATING_VERBS = (r"(?:is|are|was|were|should|shall|can|could|will|would|has|have|had|feels?|felt|thinks?|seems?|"

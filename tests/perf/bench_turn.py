@@ -8,8 +8,9 @@
    the first ``message.delta`` (first words on screen), the first ``message.created``, and
    ``turn.completed``. Scenarios: no mention (the LLM selector runs; speculation on), the user
    names an agent, and Story on (no mention). Ratios, each measured in the same run:
-   first delta / L, first ``message.created`` and ``turn.completed`` / the fully sequential
-   pipeline (the sum of every model call of that turn, as the turn recorded them). Between turns
+   first delta / L (and / one bare streamed call's first token, timed from this client straight to
+   the simulator: what "one round trip" costs here before any server), first ``message.created``
+   and ``turn.completed`` / the fully sequential pipeline (the sum of every model call of that turn, as the turn recorded them). Between turns
    the client waits ``--think-ms`` (default 1000: a user reads the reply and types), the time the
    background work after a turn (Story adoption) has in real use.
 2. Orchestration overhead: CPU milliseconds per turn (JSON, no suggestions, no Story) with a
@@ -102,8 +103,29 @@ async def _timed_turn(client: httpx.AsyncClient, conv: str, text: str, user: dic
                             if m["replyKind"] == "primary"]}  # fmt: skip
 
 
+async def bare_call_ms(sim_url: str, calls: int = 12) -> float:
+    """p50 first-token time of one streamed call from this client straight to the simulator."""
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(base_url=sim_url, api_key="bench")
+    messages = [{"role": "system", "content": "你是周衡，群聊里的一位伙伴。"}, {"role": "user", "content": NAMED[0]}]
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        stream = await client.chat.completions.create(model="simulator", messages=messages, stream=True)
+        async for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                times.append((time.perf_counter() - t0) * 1000)
+                break
+        await stream.close()
+        await asyncio.sleep(0.05)
+    await client.close()
+    return _pcts(times[2:], 1)["p50"]
+
+
 async def _scenario(base: str, turns: int, latency_ms: float, *, named: bool, story: bool, think_ms: float,
-                    orchestration: str = "staged", suggestions: bool = False) -> dict[str, Any]:  # fmt: skip
+                    orchestration: str = "staged", suggestions: bool = False,
+                    bare_ms: float | None = None) -> dict[str, Any]:  # fmt: skip
     async with httpx.AsyncClient(base_url=base, timeout=120) as client:
         admin, user = token("admin", admin=True), token(f"bench-{named}-{story}-{orchestration}-{suggestions}")
         conv = await _group(client, admin, user, story=story, orchestration=orchestration, suggestions=suggestions)
@@ -122,6 +144,7 @@ async def _scenario(base: str, turns: int, latency_ms: float, *, named: bool, st
         "turn_completed_ms": _pcts([r["completed"] for r in ok]),
         "sequential_pipeline_ms": _pcts([r["sequential"] for r in ok]),
         "ratio_first_delta_to_call": _pcts([r["delta"] / latency_ms for r in ok], 3),
+        "ratio_first_delta_to_bare_call": _pcts([r["delta"] / (bare_ms or latency_ms) for r in ok], 3),
         "ratio_first_created_to_sequential": _pcts([r["created"] / r["sequential"] for r in ok], 3),
         "ratio_completed_to_sequential": _pcts([r["completed"] / r["sequential"] for r in ok], 3),
         "speculation": {k: specs.count(k) for k in ("hit", "miss", "none")},
@@ -153,10 +176,11 @@ def simulator_run(turns: int, latency_ms: float, database_url: str | None, think
                   in_thread: bool = False) -> dict[str, Any]:  # fmt: skip
     with _simulator(latency_ms, in_thread) as sim_url:
         env = {"COMPANION_LLM_BASE_URL": sim_url, "COMPANION_LLM_MODEL": "simulator"}
+        bare = asyncio.run(bare_call_ms(sim_url))
         with server(database_url, env) as base:
             out = {name: asyncio.run(_scenario(base, turns if not late else max(4, turns // 2), latency_ms,
                                                named=named, story=story, think_ms=think_ms, orchestration=mode,
-                                               suggestions=late))
+                                               suggestions=late, bare_ms=bare))
                    for name, named, story, mode, late in (
                        ("no_mention", False, False, "staged", False), ("named_agent", True, False, "staged", False),
                        ("story_on", False, True, "staged", False),
@@ -168,6 +192,7 @@ def simulator_run(turns: int, latency_ms: float, database_url: str | None, think
         out["story_on"]["first_delta_ms"]["p50"] - out["no_mention"]["first_delta_ms"]["p50"], 1)
     out["story_added_first_delta_in_calls"] = round(out["story_added_first_delta_ms_p50"] / latency_ms, 3)
     out["latency_ms_per_call (simulated)"] = latency_ms
+    out["bare_streamed_call_first_token_ms_p50"] = bare
     out["think_ms_between_turns"] = think_ms
     out["streamed_calls"] = {"ttft_ms": latency_ms, "tokens_per_s": 50.0}
     out["simulator"] = "in the benchmark's process (a thread)" if in_thread else "its own process (companion simulate-llm)"

@@ -131,3 +131,20 @@ def test_other_members_as_a_sentences_subject_are_narrated(text: str, narrates: 
 
 def test_talking_about_the_users_assistant_at_work_is_not_an_assistants_voice() -> None:
     assert "assistant_voice" not in _codes("The assistant your boss hired sounds nice, give it a week.", language="en")
+
+
+@pytest.mark.parametrize("text", [
+    "你的内心世界变得温柔。\n\n这个说法用“你”，在没有重复原话的情况下表达自己的情绪。",  # Qwen 0.5B, Story on
+    "I hear you. This reply avoids repeating the user's words.",
+    "I won't say the user's words again: that sounds hard.",
+])
+def test_a_reply_that_talks_about_itself_is_a_prompt_leak(text: str) -> None:
+    assert "prompt_leak" in _codes(text, language="en" if text.isascii() else "zh-CN")
+
+
+@pytest.mark.parametrize("text", [
+    "你说的这个想法我很喜欢，我们周末试试？", "他的回答让你难过了吗？慢慢说。", "先写个草稿，明天再改。", "I love your reply, it made me laugh!",
+    "Users of that app complain a lot, don't they?",
+])
+def test_ordinary_lines_about_replies_and_users_pass(text: str) -> None:
+    assert "prompt_leak" not in _codes(text, language="en" if text.isascii() else "zh-CN")

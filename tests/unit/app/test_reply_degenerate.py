@@ -22,6 +22,8 @@ NORMAL_ZH = [
     "第一步：列清单。第二步：排优先级。第三步：先做最难的。第四步：休息一下。",
     "周末要不要一起去爬山？天气预报说周六是晴天，气温二十度左右，很适合出门走走。",
     "你说得对，对对对！我也是这么想的。",
+    "你可以试试跑步，你可以试试游泳，你可以试试瑜伽，总有一个适合你。",
+    "我们一起去看海吧！看海的时候，我们一起去看日落，然后我们一起去吃好吃的。",
 ]
 NORMAL_EN = [
     "Sure, let's do that.",
@@ -88,6 +90,8 @@ def test_punctuation_only_is_no_words(text: str) -> None:
         "Sure, let's do that. " * 5,
         "我今天的心情是愉快的，我感到开心，我感到开心，我感到开心。",  # saved by Qwen 0.5B for a sad user
         "That sounds fun. I am so happy, I am so happy, I am so happy!",
+        # saved by Qwen 0.5B with the Story on: one loop across three different clauses
+        "你的内心世界变得温柔，听到来自她的声音，感受到温暖和温暖。她感到温暖和温暖的倾听者，被她的声音吸引，让她感到温暖和温暖。",
     ],
 )
 def test_loops_are_degenerate_repetition(text: str) -> None:
