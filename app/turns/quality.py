@@ -64,6 +64,11 @@ PROMPT_RUN = 6
 """A reply sharing this many tokens in a row with the prompt's scaffolding (six Chinese characters,
 six English words) quotes it: the rules are written so no natural reply needs such a run."""
 
+WINDOW_RUN = 12
+"""A reply sharing this many tokens in a row with an earlier message of the window (twelve Chinese
+characters, twelve English words) says it again, however much of its own it adds: Qwen2.5-0.5B's
+companion ended four turns' replies with '…找到一个适合自己的工作机会来生活…'."""
+
 PERSONA_RUN = 10
 """The same for the persona definition; longer, since a companion may use its own catchphrases."""
 
@@ -125,6 +130,8 @@ def reply_problems(
         problems.append(f"prompt_leak: talks about the reply itself ('{meta}')")
     if (label := speaker_label(text, other_names, own_names)) is not None:
         problems.append(f"speaks_as_other: a line is labelled '{label}:'")
+    if (name := own_vocative(text, own_names)) is not None:
+        problems.append(f"addresses_itself: opens by calling '{name}', its own name")
     if user_text and (taken := users_own_words(text, user_text)):
         problems.append(f"speaks_as_user: says the user's '{taken}' as its own")
     if (subject := narrated_members(text, other_names)) is not None:
@@ -234,6 +241,17 @@ def sibling_problem(text: str, earlier_replies: Sequence[str]) -> str | None:
     return None
 
 
+def own_vocative(text: str, own_names: Sequence[str]) -> str | None:
+    """The companion's own name opening the reply as a vocative ("周衡，我理解你的感受" written by
+    周衡; "周衡你好！"), if so: a line written to itself."""
+    stripped = text.lstrip()
+    for name in sorted((n.strip() for n in own_names if n.strip()), key=len, reverse=True):
+        rest = stripped[len(name):] if stripped.casefold().startswith(name.casefold()) else None
+        if rest is not None and re.match(r"\s*(?:[，,!！]|你好|您好)", rest):
+            return name
+    return None
+
+
 def speaker_label(text: str, other_names: Sequence[str], own_names: Sequence[str] = ()) -> str | None:
     """The first speaker label of the user or another member anywhere, or of the agent itself after
     the start (the start's own label is stripped before the checks)."""
@@ -265,6 +283,9 @@ def copy_problems(text: str, *, user_text: str, window: Sequence[str], scaffoldi
     for earlier in window:
         if (share := copies(text, earlier)) >= COPY_SHARE:
             problems.append(f"repeats_earlier: {share:.0%} the same as an earlier message")
+            break
+        if (run := longest_run(text, earlier)) >= WINDOW_RUN:
+            problems.append(f"repeats_earlier: says {run} tokens of an earlier message again")
             break
     runs = [(longest_run(text, s), PROMPT_RUN) for s in scaffolding] + [(longest_run(text, persona), PERSONA_RUN)]
     if any(run >= limit for run, limit in runs if run):

@@ -148,3 +148,26 @@ def test_a_reply_that_talks_about_itself_is_a_prompt_leak(text: str) -> None:
 ])
 def test_ordinary_lines_about_replies_and_users_pass(text: str) -> None:
     assert "prompt_leak" not in _codes(text, language="en" if text.isascii() else "zh-CN")
+
+
+def test_a_long_stretch_of_an_earlier_message_said_again_is_a_repeat() -> None:
+    earlier = "我理解你的心情，但是要尽快找到一个适合自己的工作机会来生活，可能会需要一些时间和精力。"
+    again = "你真是太开心了！希望你能找到一个适合自己的工作机会来生活，然后好好休息。"  # Qwen 0.5B, next turn
+    assert "repeats_earlier" in _codes(again, window=[earlier])
+    assert "repeats_earlier" not in _codes("找到适合自己的工作真的不容易，我们慢慢来。", window=[earlier])
+
+
+@pytest.mark.parametrize(("text", "flagged"), [
+    ("林溪，我理解你的感受。在遇到任何问题时，都应该保持冷静。", True),  # written by 林溪 itself
+    ("林溪你好！今天天气不错，希望你喜欢爬山。", True),
+    ("林溪觉得你说得对，我们一起想办法。", False),
+    ("周衡，你说得对，我们一起想办法。", False),  # another member
+])
+def test_a_reply_that_calls_its_own_name_addresses_itself(text: str, flagged: bool) -> None:
+    assert ("addresses_itself" in _codes(text)) is flagged
+
+
+def test_offers_of_assistance_are_an_assistants_voice() -> None:
+    for text in ("I'm happy to help. What do you need assistance with?", "Sure. What can I assist you with?"):
+        assert "assistant_voice" in _codes(text, language="en"), text
+    assert "assistant_voice" not in _codes("What do you need right now? I'm here.", language="en")
