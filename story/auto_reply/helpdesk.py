@@ -21,6 +21,7 @@ _MACHINE = (
     r"|\bhow (?:can|may) I (?:help|assist)|\bas an AI\b"
     r"|\bwhat (?:can I|do you need|would you like me to) (?:help|assist)(?: you)? with\b"
     r"|\bwhat do you need (?:help|assistance) with\b"
+    r"|(?:您|你)需要什么(?:样的)?帮助|(?:帮助|帮)您解决|为您(?:解决|服务)"
     r"|\bI(?:'m| am) (?:just |only )?an? (?:AI|language model|virtual assistant|chatbot)\b"
     r"|作为(?:一个|一名)?(?:AI|人工智能|语言模型|助手|AI助手|智能助手)|我(?:只)?是(?:一个|一名)?(?:AI|人工智能|语言模型|AI助手|智能助手)"
     r"|我(?:无法|不能|不会)(?:协助|提供|帮助你完成|回答)|抱歉，我(?:无法|不能)|有什么(?:可以|能)帮(?:到|助)?(?:你|您)"

@@ -137,6 +137,8 @@ def test_talking_about_the_users_assistant_at_work_is_not_an_assistants_voice() 
     "你的内心世界变得温柔。\n\n这个说法用“你”，在没有重复原话的情况下表达自己的情绪。",  # Qwen 0.5B, Story on
     "I hear you. This reply avoids repeating the user's words.",
     "I won't say the user's words again: that sounds hard.",
+    "好的，以下是通顺的句子：\n\n\"你昨天很伤心，最近发现了一个超级好笑的视频。\"",  # Qwen 0.5B, Story on, after a retry
+    "Sure, here is a better reply: that sounds hard.",
 ])
 def test_a_reply_that_talks_about_itself_is_a_prompt_leak(text: str) -> None:
     assert "prompt_leak" in _codes(text, language="en" if text.isascii() else "zh-CN")
@@ -171,3 +173,8 @@ def test_offers_of_assistance_are_an_assistants_voice() -> None:
     for text in ("I'm happy to help. What do you need assistance with?", "Sure. What can I assist you with?"):
         assert "assistant_voice" in _codes(text, language="en"), text
     assert "assistant_voice" not in _codes("What do you need right now? I'm here.", language="en")
+
+
+@pytest.mark.parametrize("text", ["好的，请问您需要什么帮助？", "抱歉听到这样的情绪。我会尽力帮助您解决，并尽可能地支持您的心情。"])
+def test_a_help_desks_offers_in_chinese_are_an_assistants_voice(text: str) -> None:  # Qwen 0.5B, Story on, saved
+    assert "assistant_voice" in _codes(text)
