@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from story.auto_reply.text import is_han
+
 NO_WORDS = "no_words"
 DEGENERATE_REPETITION = "degenerate_repetition"
 
@@ -177,7 +179,7 @@ def _repeated_clause(chars: list[str]) -> str | None:
 
 
 def _repeated_han_run(chars: list[str]) -> str | None:
-    han = "".join(c for c in chars if "\u4e00" <= c <= "\u9fff")
+    han = "".join(c for c in chars if is_han(c))
     counts = Counter(han[i:i + HAN_RUN_CHARS] for i in range(len(han) - HAN_RUN_CHARS + 1))
     run, n = counts.most_common(1)[0] if counts else ("", 0)
     return f"'{run}' {n} times" if n >= HAN_RUN_REPEATS else None

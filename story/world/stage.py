@@ -10,6 +10,7 @@ from __future__ import annotations
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from story.auto_reply.text import is_chinese
 from story.tools.common import Diagnostic, StoryError, Usage
 from story.world.mechanics import DiceRoll, WorldEvent, run_mechanics
 from story.world.types import BackgroundKind, Intent, WorldSnapshot
@@ -43,9 +44,9 @@ WRITER_STAGE_INSTRUCTIONS_ZH = """\
 
 
 def writer_stage_instructions(language: str) -> str:
-    """The Writer's stage rules in the conversation's language (Chinese for ``zh*``, else English):
+    """The Writer's stage rules in the conversation's language (Chinese as the actor prompt's is, else English):
     a small model copies a language it is not writing in into its reply."""
-    return WRITER_STAGE_INSTRUCTIONS_ZH if language.lower().startswith("zh") else WRITER_STAGE_INSTRUCTIONS
+    return WRITER_STAGE_INSTRUCTIONS_ZH if is_chinese(language) else WRITER_STAGE_INSTRUCTIONS
 
 
 class StageEvent(msgspec.Struct, frozen=True):
