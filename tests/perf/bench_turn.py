@@ -172,8 +172,16 @@ def _simulator(latency_ms: float, in_thread: bool) -> Iterator[str]:
         yield sim.base_url
 
 
+SCENARIOS = (("no_mention", False, False, "staged", False), ("named_agent", True, False, "staged", False),
+             ("story_on", False, True, "staged", False),
+             ("no_mention_combined", False, False, "combined", False),
+             ("named_agent_combined", True, False, "combined", False),
+             ("suggestions_on_staged", False, False, "staged", True),
+             ("suggestions_on_combined", False, False, "combined", True))
+
+
 def simulator_run(turns: int, latency_ms: float, database_url: str | None, think_ms: float,
-                  in_thread: bool = False) -> dict[str, Any]:  # fmt: skip
+                  in_thread: bool = False, only: tuple[str, ...] = ()) -> dict[str, Any]:  # fmt: skip
     with _simulator(latency_ms, in_thread) as sim_url:
         env = {"COMPANION_LLM_BASE_URL": sim_url, "COMPANION_LLM_MODEL": "simulator"}
         bare = asyncio.run(bare_call_ms(sim_url))
@@ -181,16 +189,11 @@ def simulator_run(turns: int, latency_ms: float, database_url: str | None, think
             out = {name: asyncio.run(_scenario(base, turns if not late else max(4, turns // 2), latency_ms,
                                                named=named, story=story, think_ms=think_ms, orchestration=mode,
                                                suggestions=late, bare_ms=bare))
-                   for name, named, story, mode, late in (
-                       ("no_mention", False, False, "staged", False), ("named_agent", True, False, "staged", False),
-                       ("story_on", False, True, "staged", False),
-                       ("no_mention_combined", False, False, "combined", False),
-                       ("named_agent_combined", True, False, "combined", False),
-                       ("suggestions_on_staged", False, False, "staged", True),
-                       ("suggestions_on_combined", False, False, "combined", True))}  # fmt: skip
-    out["story_added_first_delta_ms_p50"] = round(
-        out["story_on"]["first_delta_ms"]["p50"] - out["no_mention"]["first_delta_ms"]["p50"], 1)
-    out["story_added_first_delta_in_calls"] = round(out["story_added_first_delta_ms_p50"] / latency_ms, 3)
+                   for name, named, story, mode, late in SCENARIOS if not only or name in only}
+    if "story_on" in out and "no_mention" in out:
+        out["story_added_first_delta_ms_p50"] = round(
+            out["story_on"]["first_delta_ms"]["p50"] - out["no_mention"]["first_delta_ms"]["p50"], 1)
+        out["story_added_first_delta_in_calls"] = round(out["story_added_first_delta_ms_p50"] / latency_ms, 3)
     out["latency_ms_per_call (simulated)"] = latency_ms
     out["bare_streamed_call_first_token_ms_p50"] = bare
     out["think_ms_between_turns"] = think_ms
@@ -258,14 +261,21 @@ def main() -> None:
     parser.add_argument("--skip-simulator", action="store_true")
     parser.add_argument("--simulator-in-thread", action="store_true",
                         help="run the simulator in this process, as before (its CPU then shares the client's interpreter)")
+    parser.add_argument("--only", action="append", default=[], choices=[s[0] for s in SCENARIOS],
+                        help="run only this simulator scenario (repeatable); skips the overhead run")
     args = parser.parse_args()
     out: dict[str, object] = {}
+    only = tuple(args.only)
     if not args.skip_simulator:
-        out["simulator_sqlite"] = simulator_run(args.turns, args.latency_ms, None, args.think_ms, args.simulator_in_thread)
+        out["simulator_sqlite"] = simulator_run(args.turns, args.latency_ms, None, args.think_ms, args.simulator_in_thread,
+                                                only)  # fmt: skip
         if args.postgres:
             with postgres_database(args.postgres) as url:
                 out["simulator_postgresql"] = simulator_run(args.turns, args.latency_ms, url, args.think_ms,
-                                                            args.simulator_in_thread)
+                                                            args.simulator_in_thread, only)  # fmt: skip
+    if only:
+        print(json.dumps(out, indent=2))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         out["overhead_sqlite"] = asyncio.run(overhead_run(args.turns * 3, tmp, None))
     if args.postgres:
