@@ -72,6 +72,8 @@ def check_options(
         spoken = next((name for name, rx in prefixes if rx.match(text)), None)
         if spoken:
             problems.append(f'option {n}: written as a line spoken by "{spoken}" (remove the "{spoken}:" prefix; write what the user says)')
+        if (label := not_a_line(text, names)) is not None:
+            problems.append(f"option {n}: {label}")
         problems += [f"option {n}: {p}" for p in voice_problems(text, names, anchor_text)]
         key = comparison_key(text)
         if key and anchor_key and (key == anchor_key or (len(key) >= MIN_COPY_KEY_CHARS and key in anchor_key)):
@@ -111,6 +113,27 @@ def near_duplicate_problems(options: list[str], names: Iterable[str] = ()) -> li
                 )
                 break
     return out
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]*)+")
+_BRACKETED = re.compile(r"[(（\[【][^)）\]】]*[)）\]】]")
+
+
+def not_a_line(text: str, names: Iterable[str] = ()) -> str | None:
+    """Why ``text`` is a label rather than something the user would send, if it is one: a field
+    name (``needsAdvice``, ``addressed_user_name``) or a speaker's name with at most a bracketed
+    note (``Joy (user)``). SmolLM2-135M offered all three as suggestions (issue 26's benchmark)."""
+    stripped = text.strip().strip("\"'“”「」*")
+    if _IDENTIFIER.fullmatch(stripped):
+        return f"a field name, not a line ('{stripped}')"
+    bare = _BRACKETED.sub("", stripped)
+    rest = bare
+    for name in sorted((n.strip() for n in names if n and n.strip()), key=len, reverse=True):
+        rest = re.sub(re.escape(name), "", rest, flags=re.IGNORECASE)
+    # A name called out ("Lia?", "林溪！") is the user's line; a name with a note, or alone, is a label.
+    if rest != bare and not comparison_key(rest) and (bare != stripped or not rest.strip()):
+        return f"only a name, not a line ('{stripped}')"
+    return None
 
 
 def _speaker_prefixes(names: Iterable[str]) -> list[tuple[str, re.Pattern[str]]]:

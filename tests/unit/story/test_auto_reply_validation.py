@@ -108,3 +108,21 @@ def test_empty_and_symbol_only_options_are_rejected():
     assert "option 2: no words (only punctuation or symbols)" in result.problems
 
 
+
+
+@pytest.mark.parametrize(("option", "problem"), [
+    ("needsAdvice", "option 2: a field name, not a line ('needsAdvice')"),  # SmolLM2-135M, suggestions
+    ("addressed_user_name", "option 2: a field name, not a line ('addressed_user_name')"),  # SmolLM2-135M
+    ("Joy (user)", "option 2: only a name, not a line ('Joy (user)')"),  # SmolLM2-135M
+    ("Guard", "option 2: only a name, not a line ('Guard')"),
+])  # fmt: skip
+def test_a_field_name_or_a_bare_speaker_name_is_not_a_line(option: str, problem: str) -> None:
+    result = check(["I search my bag.", option, "I step aside and wait."], names=("Guard", "Joy"))
+    assert problem in result.problems
+
+
+@pytest.mark.parametrize("option", ["Okay.", "Joy, wait!", "Joy?", "Guard!", "Guard (quietly): let me pass?", "iPhone 15?", "Sure", "好的（小声）",
+                                    "Thanks, Joy (really)."])  # fmt: skip
+def test_short_lines_and_lines_with_a_name_are_lines(option: str) -> None:
+    result = check(["I search my bag.", option, "I step aside and wait."], names=("Guard", "Joy"))
+    assert not [p for p in result.problems if "not a line" in p], result.problems
