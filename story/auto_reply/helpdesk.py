@@ -5,7 +5,9 @@ because the two voices may share some of it:
 
 - ``machine_voice`` (refusals, naming itself an AI, offering service, asking for "more
   information" like a form) is out of character for a companion *and* for the user: Qwen2.5-0.5B saved "很抱歉，我不能回答这个问题。" as a companion's
-  reply to "气死我了，室友又把我的东西弄坏了"; SmolLM2 wrote "As an AI, I don't have feelings".
+  reply to "气死我了，室友又把我的东西弄坏了"; SmolLM2 wrote "As an AI, I don't have feelings" and
+  saved "…as a group chat AI, I don't have the ability to manage personal finances, and I'm not able
+  to provide any financial advice. My role is to help you with your creative writing project…".
 - ``helper_voice`` adds the help desk's manners (inviting questions, hoping it helped, asking for
   "more information so I can…"): no user sends those to a companion (Qwen2.5-0.5B offered
   "当然可以，请提供更多的信息和想法，我会根据你的需求…" as the user's next line). A companion's
@@ -18,12 +20,13 @@ import re
 
 _MACHINE = (
     r"\bI(?:'m| am) (?:sorry|afraid),? but I (?:can(?:no|')t|am unable)|\bI can(?:no|')t (?:assist|help) with"
-    r"|\bhow (?:can|may) I (?:help|assist)|\bas an AI\b"
+    r"|\bhow (?:can|may) I (?:help|assist)|\bas an? (?:[\w-]+ ){0,3}?(?:AI|language model|chatbot)\b"
+    r"|\bI(?:'m| am) not able to provide (?:any |you with )?(?:\w+ )?advice\b|\bmy (?:role|purpose) (?:here )?is to (?:help|assist) you\b"
     r"|\bwhat (?:can I|do you need|would you like me to) (?:help|assist)(?: you)? with\b"
     r"|\bwhat do you need (?:help|assistance) with\b"
     r"|(?:您|你)需要什么(?:样的)?帮助|(?:帮助|帮)您解决|为您(?:解决|服务)"
     r"|\bI(?:'m| am) (?:just |only )?an? (?:AI|language model|virtual assistant|chatbot)\b"
-    r"|作为(?:一个|一名)?(?:AI|人工智能|语言模型|助手|AI助手|智能助手)|我(?:只)?是(?:一个|一名)?(?:AI|人工智能|语言模型|AI助手|智能助手)"
+    r"|作为(?:一个|一名)?[^，。！？,.!?\s]{0,6}?(?:AI|人工智能|语言模型|助手|机器人)|我(?:只)?是(?:一个|一名)?(?:AI|人工智能|语言模型|AI助手|智能助手)"
     r"|我(?:无法|不能|不会)(?:协助|提供|帮助你完成|回答)|抱歉，我(?:无法|不能)|有什么(?:可以|能)帮(?:到|助)?(?:你|您)"
     r"|请(?:您|你)?提供(?:一下)?[^。！？!?]{0,24}?(?:信息|细节|资料)|\bplease provide (?:me with )?(?:more |some |the )?(?:details|information)\b"
 )

@@ -92,13 +92,19 @@ def test_answering_with_some_of_the_users_words_is_not(user: str, reply: str) ->
     "As an AI, I don't have feelings, but I understand.", "作为一个人工智能，我没有情绪。",
     "I'm sorry, but I can't help with that.", "有什么可以帮你的吗？",
     "当然可以，请提供具体的公司名称、职位、部门等信息，并描述这些工作的具体情况。",  # Qwen2.5-0.5B, saved (Story on)
+    # SmolLM2-135M, saved as Joy's reply to "Should I pay off my card first or start saving?"
+    "I'm sorry for any misunderstanding, but as a group chat AI, I don't have the ability to manage personal finances.",
+    "I'm not able to provide any financial advice.", "My role is to help you with your creative writing project.",
+    "作为一个群聊AI，我没有办法管理你的财务。",
 ])  # fmt: skip
 def test_a_refusal_or_an_ai_talking_about_itself_is_an_assistants_voice(text: str) -> None:
     assert "assistant_voice" in _codes(text, language="zh-CN" if not text.isascii() else "en")
 
 
 @pytest.mark.parametrize("text", ["我不能陪你去，但我会一直给你发消息。", "I can't believe it, congrats!", "我会帮你一起想办法的。",
-                                  "能说说两份工作具体的情况吗？比如通勤多久？"])
+                                  "能说说两份工作具体的情况吗？比如通勤多久？", "I worked as a personal assistant for a year.",
+                                  "作为你的朋友，我想说你做得很好。", "My role in the play is to help the hero escape.",
+                                  "My job is to help kids learn to read."])
 def test_a_friend_saying_what_it_cannot_do_is_not(text: str) -> None:
     assert "assistant_voice" not in _codes(text, language="zh-CN" if not text.isascii() else "en")
 
