@@ -146,13 +146,16 @@ def reply_problems(
 _ABOUT_THE_REPLY = re.compile(
     r"原话|这(?:个|条|句)回复|这个说法用|用[“\"'「]你[”\"'」]|以下是[^。！？\n]{0,12}[：:]"
     r"|\b(?:this|my) (?:reply|response|draft)\b|\bthe user's (?:words|message|line)\b|\brepeating the user\b"
+    r"|\bthe user (?:is|was|does|did|doesn't|didn't|has|had|hands|wants|just|said|says|feels|seems|enters|goes)\b"
     r"|\bhere (?:is|are) (?:the|a|my) [^.!?\n]{0,30}:",
     re.IGNORECASE,
 )
 """Words a companion's chat line has no use for, but a model discussing the retry's correction
 does: Qwen2.5-0.5B (Story on) saved '…\n\n这个说法用“你”，在没有重复原话的情况下表达自己的情绪…' after
 being told to answer as '你' and not repeat the user, and '好的，以下是通顺的句子：…' after being told
-to write plain sentences (a model presenting its output, not a friend talking)."""
+to write plain sentences (a model presenting its output, not a friend talking). A companion never
+calls the person it talks to "the user": SmolLM2 (Story on) wrote "The user does not enter the city
+yet." from the stage's wording."""
 
 
 def about_the_reply(text: str) -> str | None:
