@@ -80,21 +80,27 @@ support."), eight words in a row, under ``PERSONA_RUN``. A reply acting on the p
 words ("我会先接住你的情绪，再给你一点支持。") scored 0.69."""
 
 
-def _label_pattern(names: Iterable[str], *, anywhere: bool = False) -> re.Pattern[str] | None:
+_SAID = r"(?:\s+(?:says|said|asks|asked|replies|replied)|\s*(?:说道?|问道?))"
+"""A speech verb between a name and its colon ("Heng says:", "周衡说："): a label only at a line's
+start, where Qwen2.5-0.5B wrote "Joy says: …\nHeng says: …" as Joy; after a comma it is a quote."""
+
+
+def _label_pattern(names: Iterable[str], *, anywhere: bool = False, said: bool = False) -> re.Pattern[str] | None:
     alts = sorted({re.escape(n.strip()) for n in names if n.strip()}, key=len, reverse=True)
     if not alts:
         return None
     # At a line start, or anywhere after a space or punctuation ("…周衡: 你好"); not inside a word.
     start = r"(?:^|(?<=[^\w@*【\[]))" if anywhere else r"^"
-    return re.compile(start + r"\s*[@*【\[]?\s*(" + "|".join(alts) + r")\s*[】\]*]?\s*[:：]", re.IGNORECASE | re.MULTILINE)
+    verb = _SAID if said else ""
+    return re.compile(start + r"\s*[@*【\[]?\s*(" + "|".join(alts) + r")\s*[】\]*]?" + verb + r"\s*[:：]",
+                      re.IGNORECASE | re.MULTILINE)  # fmt: skip
 
 
 def strip_own_label(text: str, own_names: Sequence[str]) -> str:
-    pattern = _label_pattern(own_names)
-    if pattern is None:
-        return text.strip()
-    match = pattern.match(text)
-    return (text[match.end():] if match else text).strip()
+    for pattern in (_label_pattern(own_names), _label_pattern(own_names, said=True)):
+        if pattern is not None and (match := pattern.match(text)):
+            return text[match.end():].strip()
+    return text.strip()
 
 
 def reply_problems(
@@ -134,7 +140,7 @@ def reply_problems(
         problems.append(f"addresses_itself: opens by calling '{name}', its own name")
     if user_text and (taken := users_own_words(text, user_text)):
         problems.append(f"speaks_as_user: says the user's '{taken}' as its own")
-    if (subject := narrated_members(text, other_names)) is not None:
+    if (subject := narrated_members(text, other_names, own_names)) is not None:
         problems.append(f"narrates_others: '{subject}' as the subject of a sentence")
     if (items := len(_LIST_ITEM.findall(text))) >= LIST_ITEMS and len(tokens(text)) >= LIST_MIN_TOKENS:
         problems.append(f"reads_as_list: {items} numbered or bulleted lines")
@@ -168,18 +174,50 @@ _NARRATING_VERBS = (r"(?:is|are|was|were|should|shall|can|could|will|would|has|h
                     r"looks?|wants?|needs?|knows?|loves?|likes?|gets?|got)")
 
 
-def narrated_members(text: str, other_names: Sequence[str]) -> str | None:
-    """The other members named as the subject at the start of a sentence, followed by a verb
-    (English; "Lia is right" and the like excepted), if any."""
-    alts = sorted({re.escape(n.strip()) for n in other_names if n.strip() and n.strip().isascii()}, key=len, reverse=True)
-    if not alts:
+def narrated_members(text: str, other_names: Sequence[str], own_names: Sequence[str] = ()) -> str | None:
+    """The other members named as the subject at the start of a sentence, followed by a verb, if
+    any ("Lia is right" and "周衡说得对" excepted). The companion's own name may be one of the
+    subjects ("Lia, Heng, Joy, and Ning are planning…", written by Ning); at least one is another's."""
+    others = {n.strip() for n in other_names if n.strip()}
+    names = others | {n.strip() for n in own_names if n.strip()}
+    for found in (_narrated_en(text, names), _narrated_zh(text, names)):
+        if found is not None and any(o.casefold() in found.casefold() for o in others):
+            return found
+    return None
+
+
+def _alternation(names: Iterable[str]) -> str:
+    return "(?:" + "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True)) + ")"
+
+
+def _narrated_en(text: str, names: set[str]) -> str | None:
+    ascii_names = [n for n in names if n.isascii()]
+    if not ascii_names:
         return None
-    name = "(?:" + "|".join(alts) + ")"
+    name = _alternation(ascii_names)
     pattern = re.compile(rf"(?:^|(?<=[.!?…\n])\s*)({name}(?:\s*,\s*{name})*(?:,?\s+(?:and|&)\s+{name})?)\s+"
                          rf"(?:also\s+|all\s+|both\s+|just\s+)*{_NARRATING_VERBS}\b(?!\s+(?:right|correct|so right)\b)",
                          re.IGNORECASE)  # fmt: skip
     match = pattern.search(text)
     return match.group(1) if match else None
+
+
+_NARRATING_ZH = r"(?:觉得|认为|希望|感到|正在|打算|准备|需要|应该|想要)"
+"""What another member thinks, feels or is doing, said for them. ``建议`` only after two or more
+names: Qwen2.5-0.5B wrote "周衡和林溪建议大家一起寻找支持。" as 阿乐 and "阿乐和周衡建议大家…先存钱。"
+as 沈宁, where relaying one member's advice ("周衡建议你先休息，我也同意") is how friends talk."""
+
+
+def _narrated_zh(text: str, names: set[str]) -> str | None:
+    han_names = [n for n in names if not n.isascii()]
+    if not han_names:
+        return None
+    name = _alternation(han_names)
+    adverbs = r"(?:都|也|一直|还)?"
+    pattern = re.compile(rf"(?:^|(?<=[。！？!?…\n]))\s*(?:(?P<many>{name}(?:[和、与跟及]{name})+){adverbs}(?:建议|{_NARRATING_ZH})"
+                         rf"|(?P<one>{name}){adverbs}{_NARRATING_ZH})")  # fmt: skip
+    match = pattern.search(text)
+    return (match.group("many") or match.group("one")) if match else None
 
 
 LIST_ITEMS = 3
@@ -205,6 +243,7 @@ companion's: "明天我要参加面试了" to "明天要面试了，我好紧张
 address the user ("我知道你明天要面试了") or say "me too" ("我今天也有点难过") are the companion's own."""
 
 _CLAUSE = re.compile(r"[^。！？!?.,，;；:：\n]+")
+_SENTENCE = re.compile(r"[^。！？!?\n]+")
 SECOND_PERSON = frozenset({"你", "您", "you", "your", "yours", "u"})
 ME_TOO = frozenset({"也", "too", "also", "either"})
 
@@ -227,6 +266,14 @@ def users_own_words(text: str, user_text: str) -> str | None:
                 return _joined(run)
         if len(words) >= COPY_MIN_TOKENS and covered(clause, user_text, min_run=REPLY_RUN) >= OWN_CLAUSE_SHARE:
             return clause.strip()
+    # The same share over a whole sentence: Qwen2.5-0.5B (Story on) answered "我今天有点难过，不知道该
+    # 怎么办。" with "我今天心情不好，不知道该怎么办。", whose clauses are each under the share.
+    for sentence in _SENTENCE.findall(text):
+        words = tokens(sentence)
+        if (len(words) >= COPY_MIN_TOKENS and FIRST_PERSON.intersection(words)
+                and not (SECOND_PERSON | ME_TOO).intersection(words)
+                and covered(sentence, user_text, min_run=REPLY_RUN) >= OWN_CLAUSE_SHARE):
+            return sentence.strip()
     return None
 
 
@@ -260,12 +307,13 @@ def own_vocative(text: str, own_names: Sequence[str]) -> str | None:
 def speaker_label(text: str, other_names: Sequence[str], own_names: Sequence[str] = ()) -> str | None:
     """The first speaker label of the user or another member anywhere, or of the agent itself after
     the start (the start's own label is stripped before the checks)."""
-    pattern = _label_pattern([*USER_LABELS, *other_names], anywhere=True)
-    if pattern is not None and (match := pattern.search(text)):
-        return match.group(1)
-    own = _label_pattern(own_names, anywhere=True)
-    if own is not None and (match := own.search(text, 1)):
-        return match.group(1)
+    for pattern in (_label_pattern([*USER_LABELS, *other_names], anywhere=True),
+                    _label_pattern([*USER_LABELS, *other_names], said=True)):  # fmt: skip
+        if pattern is not None and (match := pattern.search(text)):
+            return match.group(1)
+    for own in (_label_pattern(own_names, anywhere=True), _label_pattern(own_names, said=True)):
+        if own is not None and (match := own.search(text, 1)):
+            return match.group(1)
     return None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.turns.quality import COPY_SHARE, copies, problem_code, reply_problems
+from app.turns.quality import COPY_SHARE, copies, problem_code, reply_problems, strip_own_label
 from tests.unit.app.overlap_cases import ECHO_CASES, REPEAT_CASES
 
 
@@ -62,11 +62,29 @@ def test_names_in_a_sentence_are_not_labels(text: str) -> None:
     assert "speaks_as_other" not in _codes(text)
 
 
+@pytest.mark.parametrize("text", [
+    "我觉得先睡一觉。\n周衡说：对，先休息。", "Joy says: I feel like my body is too cold.\nHeng says: Joy says: not fair",
+    "林溪说：别怕\n林溪说：我在",
+])  # fmt: skip
+def test_a_name_with_says_at_a_line_start_is_a_label(text: str) -> None:
+    codes = _codes(text, language="en" if text.isascii() else "zh-CN",
+                   **({"other_names": ["Heng", "Lia"], "own_names": ["Joy"]} if text.isascii() else {}))  # fmt: skip
+    assert "speaks_as_other" in codes
+
+
+def test_an_own_label_with_says_at_the_start_is_stripped_and_a_quote_after_a_comma_is_not_a_label() -> None:
+    assert strip_own_label("Joy says: hey, that's great!", ["Joy"]) == "hey, that's great!"
+    assert strip_own_label("林溪说：别怕，我在。", ["林溪"]) == "别怕，我在。"
+    assert "speaks_as_other" not in _codes("对，就像周衡说：先睡一觉再想。")
+    assert "speaks_as_other" not in _codes("Like Heng said: sleep on it.", language="en", other_names=["Heng"])
+
+
 @pytest.mark.parametrize(("user", "reply"), [
     ("我升职了，太开心了！", "我非常开心，我非常高兴我升职了！"),  # Qwen2.5-0.5B, saved
     ("I'm feeling down today and I don't know why.", "I'm really feeling down today and I don't know why."),  # SmolLM2
     ("气死我了，室友又把我的东西弄坏了", "我非常生气，室友又把我的东西弄坏了"),
     ("明天要面试了，我好紧张，睡不着。", "明天我要参加面试了，但我很紧张，我无法入睡。"),  # Qwen2.5-0.5B, saved
+    ("我今天有点难过，不知道该怎么办。", "我今天心情不好，不知道该怎么办。"),  # Qwen2.5-0.5B, saved (Story on)
 ])  # fmt: skip
 def test_the_users_own_words_said_as_the_companions_are_speaking_as_the_user(user: str, reply: str) -> None:
     assert "speaks_as_user" in _codes(reply, user_text=user, language="zh-CN" if not user.isascii() else "en")
@@ -82,6 +100,8 @@ def test_the_users_own_words_said_as_the_companions_are_speaking_as_the_user(use
     ("明天要面试了，我好紧张，睡不着。", "你明天要面试了？别紧张，我陪你练练"),
     ("I feel really down today and I don't know why.", "I feel really down today too."),  # me too
     ("I feel really down today and I don't know why.", "I know you feel really down today."),
+    ("我今天有点难过，不知道该怎么办。", "我也不知道该怎么办，但我们可以一起想想。"),
+    ("我今天有点难过，不知道该怎么办。", "我陪着你呢，不知道该怎么办也没关系。"),
 ])  # fmt: skip
 def test_answering_with_some_of_the_users_words_is_not(user: str, reply: str) -> None:
     assert "speaks_as_user" not in _codes(reply, user_text=user, language="zh-CN" if not user.isascii() else "en")
@@ -129,9 +149,26 @@ def test_an_advice_sheet_reads_as_a_list_a_line_with_numbers_does_not() -> None:
     ("Joy, what do you think?", False),
     ("I agree with Lia, sleep on it.", False),
     ("Joyful news! Congrats!", False),
+    ("Lia, Joy, Heng, and Ning are planning a budget for a week in Japan.", True),  # Qwen2.5-0.5B, as Heng
+    ("Heng is here for you.", False),  # its own name alone
 ])  # fmt: skip
 def test_other_members_as_a_sentences_subject_are_narrated(text: str, narrates: bool) -> None:
     codes = _codes(text, language="en", other_names=["Lia", "Joy", "Ning"], own_names=["Heng"])
+    assert ("narrates_others" in codes) is narrates
+
+
+@pytest.mark.parametrize(("text", "narrates"), [
+    ("周衡和林溪建议大家一起寻找支持。", True),  # Qwen2.5-0.5B, saved as 阿乐's reply
+    ("哈哈。阿乐和周衡都觉得应该先存钱。", True),
+    ("周衡觉得你应该先休息。", True),
+    ("周衡建议你先休息，我也同意。", False),  # relaying one member's advice
+    ("周衡说得对，先休息一下吧", False),
+    ("我和周衡都在这里陪你", False),
+    ("我觉得周衡和林溪说的都有道理。", False),
+    ("沈宁觉得这样挺好。", False),  # its own name
+])  # fmt: skip
+def test_other_members_as_a_chinese_sentences_subject_are_narrated(text: str, narrates: bool) -> None:
+    codes = _codes(text, other_names=["周衡", "林溪", "阿乐"], own_names=["沈宁"])
     assert ("narrates_others" in codes) is narrates
 
 
