@@ -86,13 +86,13 @@ start, where Qwen2.5-0.5B wrote "Joy says: …\nHeng says: …" as Joy; after a 
 
 
 def _label_pattern(names: Iterable[str], *, anywhere: bool = False, said: bool = False) -> re.Pattern[str] | None:
-    alts = sorted({re.escape(n.strip()) for n in names if n.strip()}, key=len, reverse=True)
-    if not alts:
+    names = [n for n in names if n.strip()]
+    if not names:
         return None
     # At a line start, or anywhere after a space or punctuation ("…周衡: 你好"); not inside a word.
     start = r"(?:^|(?<=[^\w@*【\[]))" if anywhere else r"^"
     verb = _SAID if said else ""
-    return re.compile(start + r"\s*[@*【\[]?\s*(" + "|".join(alts) + r")\s*[】\]*]?" + verb + r"\s*[:：]",
+    return re.compile(start + r"\s*[@*【\[]?\s*(" + _alternation(names) + r")\s*[】\]*]?" + verb + r"\s*[:：]",
                       re.IGNORECASE | re.MULTILINE)  # fmt: skip
 
 
@@ -187,7 +187,8 @@ def narrated_members(text: str, other_names: Sequence[str], own_names: Sequence[
 
 
 def _alternation(names: Iterable[str]) -> str:
-    return "(?:" + "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True)) + ")"
+    """One regex group matching any of ``names`` (trimmed), the longest first."""
+    return "(?:" + "|".join(sorted({re.escape(n.strip()) for n in names if n.strip()}, key=len, reverse=True)) + ")"
 
 
 def _narrated_en(text: str, names: set[str]) -> str | None:
