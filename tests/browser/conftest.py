@@ -23,13 +23,20 @@ SCREENSHOTS = Path(__file__).parent / "screenshots"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
+# What the page shows after a turn can take seconds on a busy CI machine: a turn whose model calls
+# fail waits out each call's retries (up to four tries with backoff, app.llm.retry) before the
+# failure is shown. Playwright's 5 s default for expect() made such waits flaky in CI.
+EXPECT_TIMEOUT_MS = 15_000
+
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator:
     """Per module: the sync API keeps an event loop running in this thread while it is open."""
     if not CHROMIUM.exists():
         pytest.skip(f"browser tests need {CHROMIUM} (apt-get install -y chromium; .ci/run does)")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
