@@ -46,7 +46,7 @@ from app.turns.repository import StartedTurn
 from app.turns.result import MessageMetadata, Speculation, TurnResult, turn_cost, usage_dict
 from app.turns.saving import Preps, merge_turn_result, record_dropped, save_reply
 from app.turns.selection import (
-    Selection, decide, outcome, prepare_selection, run_selector, selector_may_disagree, speculative_ids,
+    Selection, choose, decide, outcome, prepare_selection, run_selector, selector_may_disagree, speculative_ids,
 )
 from app.turns.stages import StageRun, error_record
 from app.turns.understanding import offline_understanding, understand
@@ -281,12 +281,12 @@ class TurnPipeline:
             sel, select_run = reading.selection, reading.select
         else:
             sel = prepare_selection(ctx, intent, emotion, mentions, weights, self.settings.recent_window)
+            for agent_id in sel.plan.settled:  # speak whatever the selector says: out now, not after it
+                await self._keep(ctx, run, emit, agent_id, speculated)
             select_run = await run_selector(self.model, ctx, sel, intent)
         run.timings["select"] = 0.0 if reading is not None else select_run.ms
         run.add_usage(select_run.usage)
-        # Without a model choice the decision is the scorer's own, already made for the plan.
-        decision = sel.scorer if select_run.value is None else decide(ctx, sel.context, intent, emotion, mentions,
-                                                                       weights, select_run.value)  # fmt: skip
+        decision = choose(ctx, sel, intent, emotion, weights, select_run.value)
         run.decision = decision
         chosen_by = outcome(ctx, sel, decision)  # mode, path, scorer margin and pick, the model's agreement
         orch["selection"] = {**msgspec.to_builtins(decision), **msgspec.to_builtins(chosen_by),
@@ -347,16 +347,20 @@ class TurnPipeline:
             if agent_id not in selected:
                 job.task.cancel()  # a miss: its drafts were held, the user saw nothing
                 del run.jobs[agent_id]
-                continue
-            if job.speculative:
-                job.speculation = "hit"
-                await job.channel.release()
-            job.confirmed.set()
         for agent_id in selected:
-            if agent_id not in run.jobs:
-                job = self._start(ctx, run, emit, agent_id, speculative=False)
-                job.speculation = "miss" if speculated else "none"
-                job.confirmed.set()
+            await self._keep(ctx, run, emit, agent_id, speculated)
+
+    async def _keep(self, ctx: TurnContext, run: TurnRun, emit: Emit, agent_id: str, speculated: list[str]) -> None:
+        """``agent_id`` replies: a speculative start is a hit and its held drafts go out; without a
+        start its reply starts now. Its draft may then be saved."""
+        job = run.jobs.get(agent_id)
+        if job is None:
+            job = self._start(ctx, run, emit, agent_id, speculative=False)
+            job.speculation = "miss" if speculated else "none"
+        elif job.speculative and job.speculation != "hit":
+            job.speculation = "hit"
+            await job.channel.release()
+        job.confirmed.set()
 
     def _start(self, ctx: TurnContext, run: TurnRun, emit: Emit, agent_id: str, *, speculative: bool) -> Job:
         def first_delta() -> None:

@@ -57,14 +57,17 @@ def prepare_selection(ctx: TurnContext, intent: UserIntent, emotion: UserEmotion
 
 
 def decide(ctx: TurnContext, context: GroupSpeakingContext, intent: UserIntent, emotion: UserEmotion,
-           mentions: list[str], weights: ScoringWeights, llm_choice: SpeakerSelection | None) -> SelectionDecision:  # fmt: skip
+           mentions: list[str], weights: ScoringWeights, llm_choice: SpeakerSelection | None,
+           settled: list[str] | None = None) -> SelectionDecision:  # fmt: skip
+    """``settled``: a ``hybrid`` close call's clear scorer picks (``SelectionPlan.settled``), who
+    speak first whatever ``llm_choice`` says."""
     cfg = ctx.config
     decision = decide_speakers(
         agents=ctx.info.agents, context=context, intent=intent, mentions=mentions, weights=weights,
         llm_selection=llm_choice, reply_limit=cfg.reply_limit, chattiness=cfg.chattiness, emotion=emotion,
         muted=() if ctx.direct else ctx.agents.muted, reply_order="natural" if ctx.direct else cfg.reply_order,
         recent_speakers=[m.agent_id for m in ctx.info.recent if m.role == "agent" and m.agent_id],
-        resting=ctx.resting,
+        resting=ctx.resting, settled=settled or (),
     )  # fmt: skip
     return decide_direct(decision) if ctx.direct else decision
 
@@ -75,16 +78,30 @@ async def run_selector(model: Any, ctx: TurnContext, sel: Selection, intent: Use
     cfg = ctx.config
     agents = among(ctx.candidates(), sel.plan)
     ids = [p.id for p in agents]
+    limit = open_slots(cfg.reply_limit, sel.plan)
     request = selection_model_request(
         text=ctx.info.user_text, agents=agents, context=sel.context, intent=intent,
-        reply_limit=cfg.reply_limit, language=cfg.language, recent_transcript=ctx.transcript,
+        reply_limit=limit, language=cfg.language, recent_transcript=ctx.transcript,
         chattiness=cfg.chattiness, mentioned_ids=sel.mentions,
     )  # fmt: skip
-    limit = max(1, cfg.reply_limit)
     return await struct_stage(
         "select", model, request, SpeakerSelection, lambda: None,
         validate=lambda s: validate_selection(s, ids, limit), constraints=selection_constraints(ids, limit),
     )  # fmt: skip
+
+
+def open_slots(reply_limit: int, plan: SelectionPlan) -> int:
+    """How many speakers the selector may name: the turn's limit, less the ``settled`` ones."""
+    return max(1, reply_limit - len(plan.settled))
+
+
+def choose(ctx: TurnContext, sel: Selection, intent: UserIntent, emotion: UserEmotion, weights: ScoringWeights,
+           choice: SpeakerSelection | None) -> SelectionDecision:  # fmt: skip
+    """The turn's decision: the scorer's own without a model choice, else the model's choice after
+    the mentions and the plan's settled picks."""
+    if choice is None:
+        return sel.scorer
+    return decide(ctx, sel.context, intent, emotion, sel.mentions, weights, choice, sel.plan.settled)
 
 
 def among(agents: list[AgentProfile], plan: SelectionPlan) -> list[AgentProfile]:

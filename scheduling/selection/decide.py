@@ -59,10 +59,13 @@ def decide_speakers(
     reply_order: ReplyOrder = "natural",
     recent_speakers: Sequence[str] = (),
     resting: Collection[str] = (),
+    settled: Sequence[str] = (),
 ) -> SelectionDecision:
     """Who replies, in order, and by which rule.
 
-    1. Mentioned agents (members only, mention order, up to ``reply_limit``) — ``mention``.
+    1. Mentioned agents (members only, mention order, up to ``reply_limit``) — ``mention``; then
+       ``settled`` ones (a ``hybrid`` close call's clear scorer picks, ``scheduling.selection.mode``)
+       — ``fallback``, the scorer's.
     2. Remaining slots from ``llm_selection`` if it passes ``validate_selection`` — ``llm``.
        Without mentions the LLM decides the count itself (≤ ``reply_limit``; 1 when quiet and
        not addressed to several); with mentions it only fills up to the planned count.
@@ -93,6 +96,12 @@ def decide_speakers(
         target = len(mentioned)
     chosen: dict[str, SelectedBy] = {m: "mention" for m in mentioned}
     notes = [f"named by the user: {', '.join(mentioned)}"] if mentioned else []
+    fixed = [s for s in dict.fromkeys(settled) if s in free and s not in chosen][: max(0, target - len(chosen))]
+    if fixed and reply_order == "natural":
+        chosen.update({s: "fallback" for s in fixed})
+        notes.append(f"clear scorer pick {weights.version}: {', '.join(fixed)}")
+    else:
+        fixed = []
     if muted_note:
         notes.append(f"muted (only when named): {', '.join(muted_note)}")
     if rest:
@@ -115,7 +124,7 @@ def decide_speakers(
         notes.append(f"reply order {reply_order}: {', '.join(picks) or 'nobody eligible'}")
     elif len(chosen) < target:
         if llm_ids:
-            cap = target if mentioned else (
+            cap = target if mentioned or fixed else (
                 1 if chattiness == "quiet" and not is_addressed_to_several(intent, 0) else max(1, reply_limit))
             for agent_id in llm_ids:
                 if len(chosen) >= cap:
@@ -136,7 +145,7 @@ def decide_speakers(
         if candidate.agent_id in chosen:
             candidate.selected = True
             candidate.selected_by = chosen[candidate.agent_id]
-    sources = set(chosen.values())
+    sources = {by for agent_id, by in chosen.items() if agent_id not in fixed} or set(chosen.values())
     decided_by: SelectedBy = "fallback" if "fallback" in sources else "llm" if "llm" in sources else (
         "order" if "order" in sources or (reply_order == "manual" and not sources) else
         "mention" if sources else "fallback")

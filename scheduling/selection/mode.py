@@ -6,7 +6,10 @@
 - ``scorer``: the deterministic scorer alone decides, no selection model call ever;
 - ``hybrid``: the scorer decides alone when its choice is clear: the mentions fill the turn, or
   its margin (``scorer_margin``) is at least ``hybrid_margin``; only a close call asks the model,
-  and only between the close members (``contenders``).
+  and only for the slots that are close: the scorer's picks clear of everyone it left out
+  (``settled``) speak first whatever the model says, and the model chooses the rest between the
+  close members (``contenders``). A near-tie for the second speaker no longer lets a weak model
+  replace a first speaker the scorer was sure of.
 
 A weak model picks worse than the scorer where the scorer is sure, so ``hybrid`` keeps those turns
 away from it. The default margin was chosen on the labelled lines of
@@ -46,6 +49,7 @@ class SelectionPlan(msgspec.Struct, frozen=True, rename="camel"):
     scorer_pick: list[str]
     hybrid_margin: float | None = None  # the threshold used (hybrid only)
     contenders: list[str] = []  # hybrid, when asked: the only members the model may choose among
+    settled: list[str] = []  # hybrid, when asked: the scorer's clear picks, who speak first whatever it says
 
 
 class SelectionOutcome(msgspec.Struct, frozen=True, rename="camel"):
@@ -80,17 +84,32 @@ def model_needed(mode: SelectionMode, margin: float | None, *, llm_needed: bool,
     return margin is not None and margin < hybrid_margin
 
 
+def settled(scorer: SelectionDecision, hybrid_margin: float) -> list[str]:
+    """The scorer's own picks (best first) whose score is at least ``hybrid_margin`` above every
+    member it left out: on a ``hybrid`` close call they are not in question, only the later slots are."""
+    left_out = [c.score for c in scorer.candidates if not c.selected]
+    if not left_out:
+        return []
+    ranked = sorted(scorer.candidates, key=lambda c: c.rank)
+    best_left = max(left_out)
+    return [c.agent_id for c in ranked
+            if c.selected and c.selected_by == "fallback" and c.score - best_left >= hybrid_margin]  # fmt: skip
+
+
 def contenders(scorer: SelectionDecision, hybrid_margin: float) -> list[str]:
-    """The members a ``hybrid`` close call is between, best first: the scorer's own picks (the
-    mentioned among them) and every member it left out whose score is within ``hybrid_margin`` of
-    its last pick. The model breaks that tie and nothing else: a member the scorer ranks far below
-    stays out of reach, so a weak model cannot misroute grossly where it is asked either."""
+    """The members a ``hybrid`` close call is between, best first: the scorer's picks that are not
+    ``settled`` (the mentioned among them) and every member it left out whose score is
+    within ``hybrid_margin`` of its last pick. The model breaks that tie and nothing else: a member
+    the scorer ranks far below stays out of reach, so a weak model cannot misroute grossly where
+    it is asked either."""
     chosen = [c.score for c in scorer.candidates if c.selected and c.selected_by == "fallback"]
     if not chosen:
         return []
     floor = min(chosen) - hybrid_margin
+    fixed = set(settled(scorer, hybrid_margin))
     ranked = sorted(scorer.candidates, key=lambda c: c.rank)
-    return [c.agent_id for c in ranked if c.selected or c.score > floor]
+    return [c.agent_id for c in ranked
+            if c.agent_id not in fixed and (c.selected or c.score > floor)]  # fmt: skip
 
 
 def plan_selection(mode: SelectionMode, scorer: SelectionDecision, *, llm_needed: bool,
@@ -102,6 +121,7 @@ def plan_selection(mode: SelectionMode, scorer: SelectionDecision, *, llm_needed
         mode=mode, ask_model=ask, scorer_margin=margin, scorer_pick=list(scorer.selected_agent_ids),
         hybrid_margin=hybrid_margin if mode == "hybrid" else None,
         contenders=contenders(scorer, hybrid_margin) if ask and mode == "hybrid" else [],
+        settled=settled(scorer, hybrid_margin) if ask and mode == "hybrid" else [],
     )  # fmt: skip
 
 

@@ -123,10 +123,11 @@ def routing_row(turn: dict[str, Any], role_of: dict[str, str], expected: str) ->
 
 
 def pick(row: dict[str, Any], mode: str, margin: float) -> str | None:
-    """``hybrid`` asks the model only between the contenders (``scheduling.selection.mode.contenders``):
-    its pick is the model's first choice among them; when the model (asked among everyone, in
-    ``llm`` mode) chose none of them, the restricted call's answer is unknown and the scorer's pick
-    is counted (as the app does when the model's answer is refused)."""
+    """``hybrid`` asks the model only for the close slots (``scheduling.selection.mode``): a first
+    pick of the scorer's that is ``settled`` (``margin`` above everyone left out) stays first;
+    otherwise the first speaker is the model's first choice among the contenders; when the model
+    (asked among everyone, in ``llm`` mode) chose none of them, the restricted call's answer is
+    unknown and the scorer's pick is counted (as the app does when the model's answer is refused)."""
     if mode == "llm":
         return row["llm"]
     if mode == "scorer" or not row["asked"]:
@@ -135,6 +136,10 @@ def pick(row: dict[str, Any], mode: str, margin: float) -> str | None:
         return row["scorer"]
     if row.get("floor") is None:
         return row["llm"]
+    left_out = [score for r, score in row["scores"].items() if r not in row["scorerAll"]]
+    first = row["scores"].get(row["scorer"])
+    if left_out and first is not None and first - max(left_out) >= margin:
+        return row["scorer"]  # settled: the model only fills the later slots
     close = set(row["scorerAll"]) | {r for r, score in row["scores"].items() if score > row["floor"] - margin}
     return next((r for r in row["llmAll"] if r in close), row["scorer"])
 

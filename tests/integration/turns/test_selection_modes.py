@@ -10,7 +10,9 @@ playful 0.95 / comfort 0.3, no history. A sad user (comfort needed) gives 莉娅
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import json
 from typing import Any
 
 import pytest
@@ -217,3 +219,39 @@ async def test_the_selection_paths_query_counts_turns_agreement_and_outcomes(tur
     scorer = rows[("scorer", "scorer")]
     assert (scorer["speakers"], scorer["repliesKept"], scorer["repliesDropped"], scorer["failedTurns"]) == (1, 0, 1, 1)
     assert rows[("hybrid", "mention")]["meanMargin"] is None and rows[("hybrid", "mention")]["share"] == 0.25
+
+
+async def test_a_close_second_slot_leaves_the_clear_first_speaker_to_the_scorer_and_releases_it_at_once(
+        turn_api: Api, world: World, engine: Any) -> None:  # fmt: skip
+    """Lively, two replies, sad and lost: 莉娅 2.70 and 周衡 2.475 chosen, 小跳 0.93 left out (margin
+    1.545). At ``hybridMargin`` 1.6 the second slot is close (周衡 vs 小跳) and the first is not (莉娅
+    is 1.77 above 小跳): the model is asked for the second slot only, between those two, and 莉娅's
+    reply goes out before it answers."""
+    conv, (gentle, planner, joker) = await make_group(turn_api, selection={"mode": "hybrid", "hybridMargin": 1.6},
+                                                     replyLimit=2, chattiness="lively")  # fmt: skip
+    world.handlers["emotion"] = SAD_AND_LOST
+    asked: list[str] = []
+
+    async def slow_pick(req: Any) -> dict[str, Any]:
+        asked.append("\n".join(m.content for m in req.messages))
+        await asyncio.sleep(0.5)  # longer than the rest of the turn before a reply's first words
+        return {"selectedAgentIds": [joker["id"]], "reason": "换个轻松的声音"}
+
+    world.handlers["select"] = slow_pick
+    resp = await turn_api.client.post(f"/v1/conversations/{conv['id']}/turns", json={"content": "我好难过，也不知道该怎么办"},
+                                      headers={**ALICE, "accept": "text/event-stream"})  # fmt: skip
+    events = [(line.split(":", 1)[1].strip(), None) for line in resp.text.splitlines() if line.startswith("event:")]
+    data = [json.loads(line.split(":", 1)[1]) for line in resp.text.splitlines() if line.startswith("data:")]
+    stream = [(name, body) for (name, _), body in zip(events, data, strict=True)]
+    assert len(asked) == 1 and planner["id"] in asked[0] and joker["id"] in asked[0] and gentle["id"] not in asked[0]
+    selection = next(i for i, (n, _) in enumerate(stream) if n == "turn.selection")
+    timings = next(b for n, b in stream if n == "turn.completed")["orchestration"]["timings"]
+    assert timings["firstDelta"] < timings["select"]  # 莉娅's words did not wait for the selector's answer
+    sel = stream[selection][1]["selection"]
+    assert sel["selectedAgentIds"] == [gentle["id"], joker["id"]]
+    assert (sel["path"], sel["llmAgreed"], sel["scorerPick"]) == ("llm", False, [gentle["id"], planner["id"]])
+    assert sel["selectedBy"] == {gentle["id"]: "fallback", joker["id"]: "llm"} and sel["decidedBy"] == "llm"
+    done = next(b for n, b in stream if n == "turn.completed")
+    assert [m["agentId"] for m in done["agentMessages"]] == [gentle["id"], joker["id"]]
+    rows = await _rows(engine, done["turnId"])
+    assert {r.decided_by for r in rows} == {"llm"}
