@@ -85,6 +85,7 @@ ZH = Words(
         "speaks_as_user": "那是用户的经历，不是你的：直接对用户说，别说成自己的事", "assistant_voice": "你是朋友，不是助手，像朋友一样聊天",
         "reads_as_list": "像朋友聊天那样说一两句，不要列清单", "narrates_others": "直接跟用户说话，别讲其他伙伴怎么样",
         "addresses_itself": "别叫自己的名字，直接对用户说",
+        "glad_about_distress": "用户现在不好受：别说高兴，先体谅他的感受",
     },
     generic_fix="写一句更自然的回复",
 )  # fmt: skip
@@ -117,6 +118,7 @@ EN = Words(
         "reads_as_list": "say it in a sentence or two, as a friend would, not as a list",
         "narrates_others": "talk to the user; don't describe the other companions",
         "addresses_itself": "don't call yourself by name; talk to the user",
+        "glad_about_distress": "they are having a hard time: don't say you're glad, show you care",
     },
     generic_fix="write a more natural reply",
 )  # fmt: skip

@@ -23,7 +23,9 @@ companion (measured with ``overlap``, thresholds from the labelled pairs in
   friend's message in a group chat (Qwen2.5-0.5B answered as the joker and the planner alike with
   four-point lists of tips);
 - ``assistant_voice``: a refusal, the model naming itself an AI, or an offer of service
-  (``story.auto_reply.helpdesk.machine_voice``): out of character for any companion.
+  (``story.auto_reply.helpdesk.machine_voice``): out of character for any companion;
+- ``glad_about_distress``: gladness at the user's bad feeling ("I'm glad you're feeling down
+  today.", ``app.turns.tone``).
 
 The agent's own ``Name:`` prefix at the very start is stripped, not failed.
 
@@ -41,6 +43,7 @@ from typing import Any
 from app.errors import AppError
 from app.turns.degenerate import degenerate_problem
 from app.turns.overlap import covered, longest_run, tokens
+from app.turns.tone import glad_about_distress
 from story.auto_reply.helpdesk import machine_voice
 from story.auto_reply.text import comparison_key, expected_script, script_problem
 
@@ -146,6 +149,8 @@ def reply_problems(
         problems.append(f"reads_as_list: {items} numbered or bulleted lines")
     if (phrase := machine_voice(text)) is not None:
         problems.append(f"assistant_voice: '{phrase}' is an assistant's line, not a companion's")
+    if (glad := glad_about_distress(text)) is not None:
+        problems.append(f"glad_about_distress: '{glad}' is glad about the user's bad feeling")
     return problems
 
 

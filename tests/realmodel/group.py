@@ -110,6 +110,7 @@ def saved_reply_problems(messages: list[dict[str, Any]], names: dict[str, str], 
     ``RECENT_WINDOW`` messages before it, and ``personas`` (agent id → its persona text) for the
     persona leak. Returns message id → codes, only for messages with any."""
     from app.turns.quality import copy_problems, speaker_label, users_own_words
+    from app.turns.tone import glad_about_distress
     from story.auto_reply.helpdesk import machine_voice
 
     wording = scaffolding(language)
@@ -130,6 +131,8 @@ def saved_reply_problems(messages: list[dict[str, Any]], names: dict[str, str], 
             problems.append("speaks_as_user")
         if machine_voice(m["content"]) is not None:
             problems.append("assistant_voice")
+        if glad_about_distress(m["content"]) is not None:
+            problems.append("glad_about_distress")
         if problems:
             found[m["id"]] = [p.split(":", 1)[0] for p in problems]
     return found
