@@ -136,10 +136,22 @@ def expected_script(tag: str) -> str | None:
     return "latin" if primary in LATIN_LANGUAGES else None
 
 
+_STRAY_ENGLISH = re.compile(
+    r"(?<=[\u3400-\u9fff，。！？、])\s?(me|you|him|her|us|them|my|your|the|and|to|of|is|are|with|for|it)\s?"
+    r"(?=[\u3400-\u9fff])",
+    re.IGNORECASE,
+)
+"""An English function word between Chinese characters: Qwen2.5-0.5B saved "请随时与 me交流您的看法或建议。"
+twice in one run. Names, brands and loanwords ("AI", "KTV", "app") are not on the list."""
+
+
 def script_problem(text: str, script: str | None) -> str | None:
-    """Why ``text`` is not written in ``script``, or None. Latin needs ≥ 70% Latin letters."""
+    """Why ``text`` is not written in ``script``, or None. Latin needs ≥ 70% Latin letters; Chinese
+    needs Han characters and no English function word inside a Chinese sentence."""
     if script == "han" and not any(is_han(c) for c in text):
         return "no Chinese (Han) characters"
+    if script == "han" and (stray := _STRAY_ENGLISH.search(text)):
+        return f"an English word inside Chinese ('{stray.group(1)}')"
     if script == "kana" and not any(is_kana(c) for c in text):
         return "no Japanese kana"
     if script == "hangul" and not any(is_hangul(c) for c in text):
