@@ -209,9 +209,11 @@ def _narrated_en(text: str, names: set[str]) -> str | None:
 
 
 _NARRATING_ZH = r"(?:觉得|认为|希望|感到|正在|打算|准备|需要|应该|想要)"
-"""What another member thinks, feels or is doing, said for them. ``建议`` only after two or more
-names: Qwen2.5-0.5B wrote "周衡和林溪建议大家一起寻找支持。" as 阿乐 and "阿乐和周衡建议大家…先存钱。"
-as 沈宁, where relaying one member's advice ("周衡建议你先休息，我也同意") is how friends talk."""
+_NARRATING_MANY_ZH = r"(?:建议|可以|讨论|商量|决定)"
+"""What another member thinks, feels or is doing, said for them. ``_NARRATING_MANY_ZH`` only after
+two or more names: Qwen2.5-0.5B wrote "周衡和林溪建议大家一起寻找支持。" as 阿乐, "阿乐和周衡建议大家…先存钱。"
+as 沈宁, "林溪和阿乐讨论了如何…" and "阿乐和林溪可以一起分析这两个工作机会…" as 周衡 (Story on), where
+relaying one member's advice ("周衡建议你先休息，我也同意") or offer ("周衡可以帮你算算") is how friends talk."""
 
 
 def _narrated_zh(text: str, names: set[str]) -> str | None:
@@ -220,7 +222,7 @@ def _narrated_zh(text: str, names: set[str]) -> str | None:
         return None
     name = _alternation(han_names)
     adverbs = r"(?:都|也|一直|还)?"
-    pattern = re.compile(rf"(?:^|(?<=[。！？!?…\n]))\s*(?:(?P<many>{name}(?:[和、与跟及]{name})+){adverbs}(?:建议|{_NARRATING_ZH})"
+    pattern = re.compile(rf"(?:^|(?<=[。！？!?…\n]))\s*(?:(?P<many>{name}(?:[和、与跟及]{name})+){adverbs}(?:{_NARRATING_MANY_ZH}|{_NARRATING_ZH})"
                          rf"|(?P<one>{name}){adverbs}{_NARRATING_ZH})")  # fmt: skip
     match = pattern.search(text)
     return (match.group("many") or match.group("one")) if match else None

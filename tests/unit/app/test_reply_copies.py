@@ -166,6 +166,9 @@ def test_other_members_as_a_sentences_subject_are_narrated(text: str, narrates: 
     ("我和周衡都在这里陪你", False),
     ("我觉得周衡和林溪说的都有道理。", False),
     ("沈宁觉得这样挺好。", False),  # its own name
+    ("阿乐和林溪可以一起分析这两个工作机会，一个钱多一个离家近。", True),  # Qwen2.5-0.5B, saved as 周衡 (Story on)
+    ("林溪和阿乐讨论了如何面对这件事。", True),  # Qwen2.5-0.5B, saved (Story on)
+    ("周衡可以帮你算算预算。", False),  # relaying one member's offer
 ])  # fmt: skip
 def test_other_members_as_a_chinese_sentences_subject_are_narrated(text: str, narrates: bool) -> None:
     codes = _codes(text, other_names=["周衡", "林溪", "阿乐"], own_names=["沈宁"])
