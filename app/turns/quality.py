@@ -266,23 +266,29 @@ def users_own_words(text: str, user_text: str) -> str | None:
         return None  # the user told nothing of their own
     for clause in _CLAUSE.findall(text):
         words = tokens(clause)
-        if not FIRST_PERSON.intersection(words) or (SECOND_PERSON | ME_TOO).intersection(words):
+        if not _in_own_voice(words):
             continue
         for block in difflib.SequenceMatcher(None, words, user, autojunk=False).get_matching_blocks():
             run = words[block.a:block.a + block.size]
             if block.size >= USERS_OWN_RUN and FIRST_PERSON.intersection(run):
                 return _joined(run)
-        if len(words) >= COPY_MIN_TOKENS and covered(clause, user_text, min_run=REPLY_RUN) >= OWN_CLAUSE_SHARE:
+        if _mostly_users(clause, words, user_text):
             return clause.strip()
     # The same share over a whole sentence: Qwen2.5-0.5B (Story on) answered "我今天有点难过，不知道该
     # 怎么办。" with "我今天心情不好，不知道该怎么办。", whose clauses are each under the share.
     for sentence in _SENTENCE.findall(text):
-        words = tokens(sentence)
-        if (len(words) >= COPY_MIN_TOKENS and FIRST_PERSON.intersection(words)
-                and not (SECOND_PERSON | ME_TOO).intersection(words)
-                and covered(sentence, user_text, min_run=REPLY_RUN) >= OWN_CLAUSE_SHARE):
+        if _in_own_voice(words := tokens(sentence)) and _mostly_users(sentence, words, user_text):
             return sentence.strip()
     return None
+
+
+def _in_own_voice(words: Sequence[str]) -> bool:
+    """First person, neither addressing the user nor saying "me too"."""
+    return bool(FIRST_PERSON.intersection(words)) and not (SECOND_PERSON | ME_TOO).intersection(words)
+
+
+def _mostly_users(span: str, words: Sequence[str], user_text: str) -> bool:
+    return len(words) >= COPY_MIN_TOKENS and covered(span, user_text, min_run=REPLY_RUN) >= OWN_CLAUSE_SHARE
 
 
 def _joined(run: tuple[str, ...]) -> str:

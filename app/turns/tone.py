@@ -18,7 +18,7 @@ _DISTRESS_EN = (r"(?:down(?!\s+(?:to|for|with)\b)|sad|upset|anxious|angry|stress
 _GLAD_EN = re.compile(
     r"\b(?:glad|happy|great|good|nice|pleased|delighted|excited|thrilled)\s+(?:to\s+(?:hear|see|know)\s+)?"
     r"(?:that\s+)?you(?:'re|\s+are|\s+feel|\s+felt|'ve\s+been|\s+have\s+been|\s+were)\s+"
-    r"(?:(?:feeling|so|really|a\s+(?:bit|little)|very|quite|kind\s+of|pretty|this|today)\s+)*" + _DISTRESS_EN + r"\b",
+    r"(?:(?:feeling|so|really|a\s+(?:bit|little)|very|quite|kind\s+of|pretty|this|today)\s+)*" + _DISTRESS_EN,
     re.IGNORECASE,
 )
 _DISTRESS_ZH = r"(?:难过|伤心|焦虑|沮丧|生气|愤怒|失落|孤独|痛苦|不开心|心情不好|压力(?:很|好|这么)?大|害怕|委屈|崩溃)"

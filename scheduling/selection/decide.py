@@ -96,12 +96,11 @@ def decide_speakers(
         target = len(mentioned)
     chosen: dict[str, SelectedBy] = {m: "mention" for m in mentioned}
     notes = [f"named by the user: {', '.join(mentioned)}"] if mentioned else []
-    fixed = [s for s in dict.fromkeys(settled) if s in free and s not in chosen][: max(0, target - len(chosen))]
-    if fixed and reply_order == "natural":
+    fixed = [] if reply_order != "natural" else [
+        s for s in dict.fromkeys(settled) if s in free and s not in chosen][: max(0, target - len(chosen))]
+    if fixed:
         chosen.update({s: "fallback" for s in fixed})
         notes.append(f"clear scorer pick {weights.version}: {', '.join(fixed)}")
-    else:
-        fixed = []
     if muted_note:
         notes.append(f"muted (only when named): {', '.join(muted_note)}")
     if rest:

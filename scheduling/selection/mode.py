@@ -96,17 +96,17 @@ def settled(scorer: SelectionDecision, hybrid_margin: float) -> list[str]:
             if c.selected and c.selected_by == "fallback" and c.score - best_left >= hybrid_margin]  # fmt: skip
 
 
-def contenders(scorer: SelectionDecision, hybrid_margin: float) -> list[str]:
+def contenders(scorer: SelectionDecision, hybrid_margin: float, fixed: list[str] | None = None) -> list[str]:
     """The members a ``hybrid`` close call is between, best first: the scorer's picks that are not
     ``settled`` (the mentioned among them) and every member it left out whose score is
     within ``hybrid_margin`` of its last pick. The model breaks that tie and nothing else: a member
     the scorer ranks far below stays out of reach, so a weak model cannot misroute grossly where
-    it is asked either."""
+    it is asked either. ``fixed``: ``settled(scorer, hybrid_margin)`` when the caller has it."""
     chosen = [c.score for c in scorer.candidates if c.selected and c.selected_by == "fallback"]
     if not chosen:
         return []
     floor = min(chosen) - hybrid_margin
-    fixed = set(settled(scorer, hybrid_margin))
+    fixed = set(settled(scorer, hybrid_margin) if fixed is None else fixed)
     ranked = sorted(scorer.candidates, key=lambda c: c.rank)
     return [c.agent_id for c in ranked
             if c.agent_id not in fixed and (c.selected or c.score > floor)]  # fmt: skip
@@ -117,11 +117,12 @@ def plan_selection(mode: SelectionMode, scorer: SelectionDecision, *, llm_needed
     """``scorer`` is ``decide_speakers`` without an LLM selection (the scorer alone)."""
     margin = scorer_margin(scorer)
     ask = model_needed(mode, margin, llm_needed=llm_needed, hybrid_margin=hybrid_margin)
+    close_call = ask and mode == "hybrid"
+    fixed = settled(scorer, hybrid_margin) if close_call else []
     return SelectionPlan(
         mode=mode, ask_model=ask, scorer_margin=margin, scorer_pick=list(scorer.selected_agent_ids),
         hybrid_margin=hybrid_margin if mode == "hybrid" else None,
-        contenders=contenders(scorer, hybrid_margin) if ask and mode == "hybrid" else [],
-        settled=settled(scorer, hybrid_margin) if ask and mode == "hybrid" else [],
+        contenders=contenders(scorer, hybrid_margin, fixed) if close_call else [], settled=fixed,
     )  # fmt: skip
 
 
