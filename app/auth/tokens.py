@@ -6,6 +6,7 @@ claim validation right, and Litestar's own JWT support builds on it.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 
@@ -60,6 +61,21 @@ def _is_numeric_date(value: object) -> bool:
 
 
 def verify_token(secret: str, token: str) -> Principal:
+    principal, exp, nbf = _checked(secret, token)
+    now = time.time()
+    if exp <= now:
+        raise Unauthorized("token has expired", code="token_expired")
+    if nbf > now:
+        raise _invalid("the token is not yet valid ('nbf' is in the future)")
+    return principal
+
+
+@functools.lru_cache(maxsize=4096)
+def _checked(secret: str, token: str) -> tuple[Principal, float, float]:
+    """The token's signature, header and claims checked: its principal and its dates (``exp``,
+    ``nbf``; checked against the clock on every use). Remembered per token: a client sends the
+    same token with every request, and the check is most of a short request's own work. A token
+    that fails is not remembered (the error is raised again each time)."""
     try:
         header = jwt.get_unverified_header(token)
         unknown = sorted(set(header) - _HEADER_KEYS)
@@ -75,17 +91,12 @@ def verify_token(secret: str, token: str) -> Principal:
     for name in _NUMERIC_DATES:
         if name in claims and not _is_numeric_date(claims[name]):
             raise _invalid(f"'{name}' must be a NumericDate (a JSON number)")
-    now = time.time()
-    if claims["exp"] <= now:
-        raise Unauthorized("token has expired", code="token_expired")
-    if claims.get("nbf", 0) > now:
-        raise _invalid("the token is not yet valid ('nbf' is in the future)")
     sub = claims.get("sub")
     if not isinstance(sub, str) or not sub or len(sub) > 128 or "\x00" in sub:
         raise _invalid("bad 'sub' claim")
     scope = claims.get("scope", "")
     scopes = scope.split() if isinstance(scope, str) else []
-    return Principal(user_id=sub, is_admin="admin" in scopes)
+    return Principal(user_id=sub, is_admin="admin" in scopes), float(claims["exp"]), float(claims.get("nbf", 0))
 
 
 def principal_from_header(secret: str, header: str | None) -> Principal:

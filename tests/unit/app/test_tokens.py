@@ -66,3 +66,26 @@ def test_an_expired_token_says_so() -> None:
     with pytest.raises(Unauthorized) as caught:
         verify_token(SECRET, _token(_claims(exp=int(time.time()) - 100)))
     assert caught.value.code == "token_expired"
+
+
+def test_a_remembered_token_is_still_checked_against_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verified token is remembered (its signature is not checked again), its dates are not:
+    the same token, once expired or before its ``nbf``, is refused like a new one."""
+    now = time.time()
+    token = _token(_claims(nbf=int(now) - 1, exp=int(now) + 60))
+    assert verify_token(SECRET, token).user_id == "alice"
+    assert verify_token(SECRET, token).user_id == "alice"  # remembered
+    monkeypatch.setattr(time, "time", lambda: now + 61)
+    with pytest.raises(Unauthorized) as caught:
+        verify_token(SECRET, token)
+    assert caught.value.code == "token_expired"
+    monkeypatch.setattr(time, "time", lambda: now - 30)
+    assert "not yet valid" in _refused(token)
+
+
+def test_a_remembered_token_does_not_verify_under_another_secret() -> None:
+    token = issue_token(SECRET, "alice")
+    assert verify_token(SECRET, token).user_id == "alice"
+    with pytest.raises(Unauthorized) as caught:
+        verify_token("t" * 40, token)
+    assert caught.value.code == "invalid_token"
