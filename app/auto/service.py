@@ -51,18 +51,23 @@ async def cancel_auto_turn(state: Any, owner_id: str, conversation_id: str) -> b
 
 async def before_user_message(state: Any, owner_id: str, conversation_id: str,
                               start: Callable[[], Awaitable[T]]) -> T:  # fmt: skip
-    """``start`` (the user's turn), after ending the conversation's auto mode. While an auto turn
-    still holds the lock it is cancelled and ``start`` tried again, up to ``USER_WAIT_S``; a lock
-    held by anything else is the usual 409 ``turn_in_progress``."""
-    await stop(state, owner_id, conversation_id, "user_message")
-    deadline = time.monotonic() + USER_WAIT_S
-    other = False  # the last try found the lock held by something that is not an auto turn
-    while True:
-        try:
-            return await start()
-        except TurnInProgress:
-            auto = await cancel_auto_turn(state, owner_id, conversation_id)
-            if time.monotonic() >= deadline or (other and not auto):
-                raise
-            other = not auto  # once more: the auto turn may have ended in between
-            await asyncio.sleep(RETRY_S)
+    """``start`` (the user's turn), beside ending the conversation's auto mode (both are done
+    before this returns; the user's first words do not wait for the stop's round trip). While an
+    auto turn still holds the lock it is cancelled and ``start`` tried again, up to
+    ``USER_WAIT_S``; a lock held by anything else is the usual 409 ``turn_in_progress``."""
+    stopping = asyncio.ensure_future(stop(state, owner_id, conversation_id, "user_message"))
+    try:
+        deadline = time.monotonic() + USER_WAIT_S
+        other = False  # the last try found the lock held by something that is not an auto turn
+        while True:
+            try:
+                return await start()
+            except TurnInProgress:
+                await stopping  # the run no longer starts auto turns: the one holding the lock is the last
+                auto = await cancel_auto_turn(state, owner_id, conversation_id)
+                if time.monotonic() >= deadline or (other and not auto):
+                    raise
+                other = not auto  # once more: the auto turn may have ended in between
+                await asyncio.sleep(RETRY_S)
+    finally:
+        await stopping

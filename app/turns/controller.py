@@ -126,9 +126,10 @@ async def run_logged(pipeline: Any, started: Any, sink: TurnEventSink, emit: Any
             await sink.close()
 
 
-async def _stream(pipeline: Any, started: Any, sink: TurnEventSink, **options: Any) -> AsyncIterator[dict[str, Any]]:
+def _stream(pipeline: Any, started: Any, sink: TurnEventSink, **options: Any) -> AsyncIterator[dict[str, Any]]:
     """Every event goes through the sink; a logged one carries its log id (deltas have none and
-    do not wait for the writes before them: ``app.events.outbox``)."""
+    do not wait for the writes before them: ``app.events.outbox``). The turn starts here, while
+    the response's headers are still being sent, not when the server first asks for an event."""
     outbox = Outbox()
 
     async def emit(event: str, data: dict[str, Any]) -> None:  # the turn never waits for the log
@@ -141,6 +142,10 @@ async def _stream(pipeline: Any, started: Any, sink: TurnEventSink, **options: A
             outbox.end()
 
     task = asyncio.ensure_future(run())  # keeps running if the client disconnects
+    return _events(outbox, task)
+
+
+async def _events(outbox: Outbox, task: asyncio.Future[None]) -> AsyncIterator[dict[str, Any]]:
     async for event, data, event_id in outbox.drain():
         out: dict[str, Any] = {"event": event, "data": json.dumps(data, ensure_ascii=False, default=str)}
         if event_id is not None:
