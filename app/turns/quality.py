@@ -82,6 +82,12 @@ little support." (0.9; its persona: "Caring and warm; meets feelings first, then
 support."), eight words in a row, under ``PERSONA_RUN``. A reply acting on the persona in its own
 words ("我会先接住你的情绪，再给你一点支持。") scored 0.69."""
 
+PERSONA_HALF = (6, 0.5)
+"""A reply that is half persona definition with one run of six tokens or more recites it too:
+Qwen2.5-0.5B saved, as the planner, "Lia, Joy, Ning, I feel calm, structured, and breaks problems
+into steps and gives concrete advice." (eight words in a row, 0.5). The reply acting on it above
+has no run over four."""
+
 
 _SAID = r"(?:\s+(?:says|said|asks|asked|replies|replied)|\s*(?:说道?|问道?))"
 """A speech verb between a name and its colon ("Heng says:", "周衡说："): a label only at a line's
@@ -342,6 +348,12 @@ def copies(reply: str, other: str) -> float:
     return share
 
 
+def _recites(text: str, persona: str) -> bool:
+    share = covered(text, persona)
+    run, half = PERSONA_HALF
+    return share >= PERSONA_SHARE or (share >= half and longest_run(text, persona) >= run)
+
+
 def copy_problems(text: str, *, user_text: str, window: Sequence[str], scaffolding: Sequence[str],
                   persona: str) -> list[str]:  # fmt: skip
     problems = []
@@ -357,8 +369,8 @@ def copy_problems(text: str, *, user_text: str, window: Sequence[str], scaffoldi
     runs = [(longest_run(text, s), PROMPT_RUN) for s in scaffolding] + [(longest_run(text, persona), PERSONA_RUN)]
     if any(run >= limit for run, limit in runs if run):
         problems.append(f"prompt_leak: quotes {max(run for run, _ in runs)} tokens of the prompt's own wording")
-    elif persona and len(tokens(text)) >= COPY_MIN_TOKENS and (share := covered(text, persona)) >= PERSONA_SHARE:
-        problems.append(f"prompt_leak: {share:.0%} of it recites the persona definition")
+    elif persona and len(tokens(text)) >= COPY_MIN_TOKENS and _recites(text, persona):
+        problems.append(f"prompt_leak: {covered(text, persona):.0%} of it recites the persona definition")
     return problems
 
 

@@ -40,6 +40,12 @@ def test_prompt_wording_and_persona_runs_are_leaks_short_shared_words_are_not():
                                    persona=lia)  # fmt: skip
     assert "prompt_leak" not in _codes("I hear you. It's okay to feel down; I'm here and we can take it slowly.",
                                        language="en", persona=lia)  # fmt: skip
+    # Qwen2.5-0.5B's reply as Heng: half of it persona, eight words in a row
+    heng = "Rational and structured; breaks problems into steps and gives concrete advice. Direct and practical."
+    assert "prompt_leak" in _codes("Lia, Joy, Ning, I feel calm, structured, and breaks problems into steps and gives "
+                                   "concrete advice.", language="en", persona=heng)  # fmt: skip
+    assert "prompt_leak" not in _codes("Let's break it into steps: list what you owe, then what you earn, and pay the "
+                                       "card with the highest rate first.", language="en", persona=heng)  # fmt: skip
     zh = "细心、温暖，先接住对方的情绪，再轻轻给一点支持。语气柔和，句子短。"
     assert "prompt_leak" in _codes("细心温暖，先接住对方的情绪，再轻轻给一点支持。", persona=zh)
     assert "prompt_leak" not in _codes("我会先接住你的情绪，再给你一点支持。", persona=zh)  # acting on it, 0.69
