@@ -348,10 +348,10 @@ def copies(reply: str, other: str) -> float:
     return share
 
 
-def _recites(text: str, persona: str) -> bool:
-    share = covered(text, persona)
-    run, half = PERSONA_HALF
-    return share >= PERSONA_SHARE or (share >= half and longest_run(text, persona) >= run)
+def _recites(share: float, run: int) -> bool:
+    """``share`` of a reply covered by the persona definition, ``run`` its longest run shared with it."""
+    min_run, half = PERSONA_HALF
+    return share >= PERSONA_SHARE or (share >= half and run >= min_run)
 
 
 def copy_problems(text: str, *, user_text: str, window: Sequence[str], scaffolding: Sequence[str],
@@ -366,11 +366,12 @@ def copy_problems(text: str, *, user_text: str, window: Sequence[str], scaffoldi
         if (run := longest_run(text, earlier)) >= WINDOW_RUN:
             problems.append(f"repeats_earlier: says {run} tokens of an earlier message again")
             break
-    runs = [(longest_run(text, s), PROMPT_RUN) for s in scaffolding] + [(longest_run(text, persona), PERSONA_RUN)]
+    persona_run = longest_run(text, persona)
+    runs = [(longest_run(text, s), PROMPT_RUN) for s in scaffolding] + [(persona_run, PERSONA_RUN)]
     if any(run >= limit for run, limit in runs if run):
         problems.append(f"prompt_leak: quotes {max(run for run, _ in runs)} tokens of the prompt's own wording")
-    elif persona and len(tokens(text)) >= COPY_MIN_TOKENS and _recites(text, persona):
-        problems.append(f"prompt_leak: {covered(text, persona):.0%} of it recites the persona definition")
+    elif persona and len(tokens(text)) >= COPY_MIN_TOKENS and _recites(share := covered(text, persona), persona_run):
+        problems.append(f"prompt_leak: {share:.0%} of it recites the persona definition")
     return problems
 
 
