@@ -30,7 +30,7 @@ from app.turns import loader
 from app.turns.plugins import ActorPrep, ReplyExtras, StageMetric, TurnInfo, TurnPlugin
 from story.coordinator.envelope import deserialize_state
 from story.coordinator.initializer import PersonaSource
-from story.coordinator.turn import BeforeActorInput, BeforeActorResult, StoryCoordinator, finalize_turn
+from story.coordinator.turn import BeforeActorInput, BeforeActorResult, StoryCoordinator, finalize_turn, stage_texts
 from story.tools.common import Diagnostic, StoryModelConfig
 from story.world.stage import writer_stage_instructions
 
@@ -220,12 +220,14 @@ class StoryHooks(TurnPlugin):
             log.exception("story prepare failed for agent %s", agent_id)
             result = BeforeActorResult("no_story", diagnostics=[Diagnostic("story_error", f"{type(exc).__name__}: {exc}"[:500])])
         token = StoryToken(cfg, stored, result, _ms(t0), adopted_in_background=adopted is not None)
-        material = f"{writer_stage_instructions(info.language)}\n{result.guidance.content}" if result.guidance else None
+        rules = writer_stage_instructions(info.language)
+        material = f"{rules}\n{result.guidance.content}" if result.guidance else None
+        texts = (rules, *stage_texts(result.projection)) if material and result.projection else ()
         refuse = None
         if result.outcome == "advance_pending":  # the seed's recovery table: this request fails, retry later
             refuse = ("story_advance_pending: the world settlement of this agent's previous reply failed; "
                       "retry (after a few failures it is given up and quarantined)")
-        return ActorPrep(stage_material=material, token=token, refuse=refuse, beside=beside)
+        return ActorPrep(stage_material=material, stage_texts=texts, token=token, refuse=refuse, beside=beside)
 
     async def reply_ready(self, info: TurnInfo, agent_id: str, prep: ActorPrep, message_id: str, text: str) -> ReplyExtras:
         """Finalize the state for the reply about to be saved and announce the expected outcome

@@ -138,6 +138,7 @@ class ReplyChecks(msgspec.Struct, frozen=True, kw_only=True):
     window: tuple[str, ...] = ()
     scaffolding: tuple[str, ...] = ()
     persona: str = ""
+    stage: tuple[str, ...] = ()  # the stage material's rules and texts (a Story stage's event, clues, …)
 
 
 class ActorPrompt(msgspec.Struct, frozen=True, kw_only=True):
@@ -182,11 +183,13 @@ def actor_prompt(
     cross_target: tuple[str, str] | None = None,
     this_turn: Sequence[tuple[str, str]] = (),
     stage_material: str | None = None,
+    stage_texts: tuple[str, ...] = (),
 ) -> ActorPrompt:
     """``recent``: the window before the message answered, any order (sorted by ``seq``);
     ``names``: agent id → name of every member; ``user_text`` None for a Continue (the window then
     ends with what is continued); ``this_turn``: (agent id, text) of replies already saved this
-    turn; ``cross_target``: (agent id, name) a cross reply answers."""
+    turn; ``cross_target``: (agent id, name) a cross reply answers; ``stage_material`` extra system
+    text (a Story stage), ``stage_texts`` its rules and the texts it shows (for the reply checks)."""
     words = words_for(language)
     others = [name for agent_id, name in names.items() if agent_id != agent.id]
     scene = words.direct_scene if direct else words.group_scene.format(others="、".join(others) if words is ZH
@@ -224,7 +227,7 @@ def actor_prompt(
     window = tuple(m.content for m in recent) + tuple(text for _, text in this_turn)
     checks = ReplyChecks(
         language=language, own_names=(agent.name, *(agent.aliases or [])), other_names=tuple(others),
-        user_text=user_text or "", window=window, persona=persona,
+        user_text=user_text or "", window=window, persona=persona, stage=stage_texts,
         scaffolding=(rules, scene, *notes, words.retry_lead, words.lore_title, *words.fixes.values(), words.continue_cue),
     )  # fmt: skip
     request = ModelRequest(messages=messages, purpose=purpose, max_tokens=ACTOR_MAX_TOKENS,

@@ -392,7 +392,7 @@ class TurnPipeline:
         material = "\n\n".join(p.stage_material for _, p in preps if p.stage_material) or None
         prompt = actor_prompt(self.templates, agent, language=info.language, recent=info.recent_for(agent.id), names=ctx.names(),
                               user_text=None if info.continuation else info.user_text, direct=ctx.direct,
-                              stage_material=material)  # fmt: skip
+                              stage_material=material, stage_texts=tuple(t for _, p in preps for t in p.stage_texts))  # fmt: skip
         reply = await self.generate_reply(ctx, agent, prompt, job.channel, run.claimed_texts)
         await job.confirmed.wait()  # saved once the selection is known (and, if speculative, agrees)
         if not reply.dropped and _duplicates(reply.text, run.claimed_texts):

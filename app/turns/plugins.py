@@ -71,6 +71,9 @@ class TurnInfo(msgspec.Struct, kw_only=True):
 
 class ActorPrep(msgspec.Struct, kw_only=True):
     stage_material: str | None = None
+    # What the reply must not recite (``ReplyChecks.stage``): the material's rules and the texts it
+    # shows this turn (a Story stage's event, clues, directions).
+    stage_texts: tuple[str, ...] = ()
     token: Any = None
     # A reason this agent must not reply this turn (Story: the previous reply's world settlement
     # failed, and the seed's recovery table fails the request rather than fake "no change").

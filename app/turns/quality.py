@@ -72,6 +72,11 @@ WINDOW_RUN = 12
 characters, twelve English words) says it again, however much of its own it adds: Qwen2.5-0.5B's
 companion ended four turns' replies with '…找到一个适合自己的工作机会来生活…'."""
 
+STAGE_RUN = 12
+"""The same for the stage material of a turn (a Story stage's rules, event, clues and directions),
+as long as for the window: a reply may show a clue in its words ("旧档案馆的标记"), but Qwen2.5-0.5B
+saved one whole, "你是否知道，如果我和你一起工作，我们一定会找到共识的。", to another member."""
+
 PERSONA_RUN = 10
 """The same for the persona definition; longer, since a companion may use its own catchphrases."""
 
@@ -124,6 +129,7 @@ def reply_problems(
     window: Sequence[str] = (),
     scaffolding: Sequence[str] = (),
     persona: str = "",
+    stage: Sequence[str] = (),
 ) -> list[str]:
     """Every problem, each as ``code: detail`` (the code is what analytics groups by).
 
@@ -140,7 +146,8 @@ def reply_problems(
         problems.append(sibling)
     if (wrong := script_problem(text, expected_script(language))) is not None:
         problems.append(f"{WRONG_SCRIPT}: {wrong}")
-    problems += copy_problems(text, user_text=user_text, window=window, scaffolding=scaffolding, persona=persona)
+    problems += copy_problems(text, user_text=user_text, window=window, scaffolding=scaffolding, persona=persona,
+                              stage=stage)  # fmt: skip
     if not any(problem_code(p) == "prompt_leak" for p in problems) and (meta := about_the_reply(text)) is not None:
         problems.append(f"prompt_leak: talks about the reply itself ('{meta}')")
     if (label := speaker_label(text, other_names, own_names)) is not None:
@@ -355,7 +362,7 @@ def _recites(share: float, run: int) -> bool:
 
 
 def copy_problems(text: str, *, user_text: str, window: Sequence[str], scaffolding: Sequence[str],
-                  persona: str) -> list[str]:  # fmt: skip
+                  persona: str, stage: Sequence[str] = ()) -> list[str]:  # fmt: skip
     problems = []
     if user_text and (share := copies(text, user_text)) >= COPY_SHARE:
         problems.append(f"echoes_user: {share:.0%} the same as the user's message")
@@ -368,6 +375,7 @@ def copy_problems(text: str, *, user_text: str, window: Sequence[str], scaffoldi
             break
     persona_run = longest_run(text, persona)
     runs = [(longest_run(text, s), PROMPT_RUN) for s in scaffolding] + [(persona_run, PERSONA_RUN)]
+    runs += [(longest_run(text, s), STAGE_RUN) for s in stage]
     if any(run >= limit for run, limit in runs if run):
         problems.append(f"prompt_leak: quotes {max(run for run, _ in runs)} tokens of the prompt's own wording")
     elif persona and len(tokens(text)) >= COPY_MIN_TOKENS and _recites(share := covered(text, persona), persona_run):

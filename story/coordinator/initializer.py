@@ -16,6 +16,7 @@ import msgspec
 from story.coordinator.material import (  # noqa: F401 - the caps are part of this module's interface
     DEFINITION_CHARS, HISTORY_MESSAGES, MESSAGE_CHARS, OPENING_CHARS, compose_material,
 )
+from story.coordinator.init_text import text_problems
 from story.coordinator.recovery import HistoryMessage
 from story.narrative.rebranch import LineDraft
 from story.narrative.state import init_narrative_snapshot
@@ -105,6 +106,17 @@ def init_problems(p: InitProposal, protected: str, policy: WorldPolicy) -> list[
     return problems
 
 
+def proposal_texts(p: InitProposal) -> list[tuple[str, str]]:
+    """(field path, text) of every text the Actor may be shown or a later stage builds on."""
+    out = [("foreground.title", p.foreground.title), ("foreground.summary", p.foreground.summary)]
+    out += [(f"backgrounds[{i}].{f}", getattr(g, f)) for i, g in enumerate(p.backgrounds) for f in ("title", "summary")]
+    for name, items in (("undercurrents", p.undercurrents), ("seeds", p.seeds)):
+        out += [(f"{name}[{i}].{f}", getattr(t, f)) for i, t in enumerate(items) for f in ("title", "clue", "invitation")]
+    out += [(f"{name}.{f}", getattr(line, f)) for name, line in (("main", p.main), ("sub", p.sub))
+            for f in ("theme", "direction", "experience")]  # fmt: skip
+    return out
+
+
 def with_fresh_ids(p: InitProposal, protected: str) -> InitProposal:
     """Every id distinct (see ``fresh_ids``): nothing in a first world refers to another id. A
     thread or seed owned by the protected character is not taken (no schema can exclude a name)."""
@@ -142,8 +154,9 @@ async def initialize_story(model: StoryModelConfig, ctx: StoryContext, persona: 
     )  # fmt: skip
     source = compose_material(persona, history, current_input)
     msgs = [ChatMessage("system", system), ChatMessage("user", source.text)]
-    out = await call_structured(model, ctx, "story_init.world", msgs, InitProposal,
-                                lambda v: init_problems(with_fresh_ids(v, persona.name), persona.name, policy),
+    check = lambda v: [*init_problems(with_fresh_ids(v, persona.name), persona.name, policy),  # noqa: E731
+                       *text_problems(proposal_texts(v), source.text)]
+    out = await call_structured(model, ctx, "story_init.world", msgs, InitProposal, check,
                                 constraints=init_constraints(policy))  # fmt: skip
     if not out.ok:
         return InitResult(None, None, [*source.diagnostics, *out.diagnostics, Diagnostic("story_init_failed")], out.usage)

@@ -110,6 +110,16 @@ def stage_message(projection: Projection) -> ChatMessage:
     return ChatMessage("system", f"{STAGE_HEADER}\n{body}")
 
 
+def stage_texts(projection: Projection) -> list[str]:
+    """The stage's own texts the Actor is shown (the world's and the plot's words, not the user's
+    action): a reply that recites one at length quotes its prompt (``app.turns.quality``)."""
+    stage, beat = projection.stage, projection.narrative
+    goal = [beat.pending.gist, beat.pending.reward] if beat.pending else []
+    texts = [stage.event.title, stage.event.summary, *stage.offstage, *stage.clues, stage.invitation or "",
+             beat.main_direction, beat.sub_direction, *goal]  # fmt: skip
+    return [t for t in dict.fromkeys(texts) if t.strip()]
+
+
 def finalize_turn(result: BeforeActorResult, actor_message_id: str, user_message_id: str, user_text: str,
                   max_state_bytes: int = 60_000) -> FinalizeResult:
     """Pure: the bytes to CAS-write after the actor's reply was saved (no text is copied: the

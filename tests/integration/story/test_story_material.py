@@ -47,3 +47,19 @@ async def test_a_40000_character_persona_leaves_the_input_and_last_turns_to_ever
     assert A1 in requests(world, "story.prepare")[1].messages[-1].content
     assert [d["data"]["material"] for d in story2["diagnostics"] if d["code"] == "material_persona_shortened"] == \
         ["action", "plan"]
+
+
+async def test_a_reply_that_recites_the_stage_is_regenerated_and_the_one_in_its_own_words_saved(story_api, world):
+    """Qwen2.5-0.5B saved a clue of the stage whole as a reply; the stage's texts are prompt wording."""
+    from tests.integration.story.conftest import INIT, story_group
+
+    summary = "莉娅正在核验用户递来的那把铜钥匙，城门外排起了长队"
+    world.handlers["story_init.world"] = dict(INIT, foreground=dict(INIT["foreground"], summary=summary))
+    world.handlers["actor"] = ["你看，莉娅正在核验用户递来的那把铜钥匙。", A1]
+    conv, _ = await story_group(story_api, world)
+    t1 = await say(story_api, conv["id"], U1)
+    (reply,) = t1["agentMessages"]
+    assert reply["content"] == A1 and reply["metadata"]["story"]["outcome"] == "waiting_for_acceptance"
+    quality = t1["orchestration"]["quality"][reply["agentId"]]
+    assert quality["attempts"] == 2 and [p.split(":")[0] for p in quality["regeneratedFor"]] == ["prompt_leak"], quality
+    assert summary in requests(world, "actor")[0].messages[0].content

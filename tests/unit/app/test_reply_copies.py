@@ -231,3 +231,15 @@ def test_offers_of_assistance_are_an_assistants_voice() -> None:
 @pytest.mark.parametrize("text", ["好的，请问您需要什么帮助？", "抱歉听到这样的情绪。我会尽力帮助您解决，并尽可能地支持您的心情。"])
 def test_a_help_desks_offers_in_chinese_are_an_assistants_voice(text: str) -> None:  # Qwen 0.5B, Story on, saved
     assert "assistant_voice" in _codes(text)
+
+
+def test_a_reply_reciting_the_stage_quotes_its_prompt_a_clue_shown_in_its_own_words_does_not():
+    # Qwen2.5-0.5B, Story on, saved as the mediator's answer to an angry user: the stage's clue, whole
+    clue = "你是否知道，如果我和你一起工作，我们一定会找到共识的。"
+    stage = ("冷静的调解", "城门外排起了长队", clue)
+    said = "阿乐，你是否知道，如果我和你一起工作，我们一定会找到共识的。"
+    assert "prompt_leak" in _codes(said, stage=stage)
+    assert "prompt_leak" not in _codes(said)  # the stage is what it quotes
+    assert _codes("门口好像排起了长队，我们一起等等看？", stage=stage) == []
+    archive = ("钥匙柄端刻着旧档案馆的标记",)
+    assert _codes("这把钥匙上有旧档案馆的标记，你见过吗？", stage=archive) == []  # a clue shown: seven in a row

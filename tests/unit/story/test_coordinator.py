@@ -177,3 +177,17 @@ async def test_same_seed_and_inputs_give_byte_identical_state():
         m.enqueue("story_init.world", INIT).enqueue("story.prepare", NORMAL).enqueue("story.plan_cycle", PLAN)
         return (await turn(StoryCoordinator(cfg(m), reader), m, reader, None, "u1", "hi", 1, [], "a1", "x"))[1].payload
     assert await run() == await run()
+
+
+def test_the_stage_texts_are_the_worlds_and_the_plots_words_never_the_users_action():
+    from story.coordinator.envelope import Projection
+    from story.coordinator.turn import stage_texts
+    from story.narrative.deal import BeatPacket, Bias, DealtGoal, EmotionGuide
+    from story.world.stage import StageEvent, StoryStage
+
+    stage = StoryStage(StageEvent("ev", "核验钥匙", "城门口", "start"), ["我把钥匙递给莉娅"], ["巡逻队的脚步声"],
+                       ["戴兜帽的人"], invitation="井边见")  # fmt: skip
+    beat = BeatPacket(DealtGoal("g0", "main", "reveal", "让旧徽记得到辨认", "", True),
+                      EmotionGuide(True, 0.0, 0.3, 0.5, "好奇", "set up"), "查明钥匙", "查明钥匙", Bias())  # fmt: skip
+    assert stage_texts(Projection(stage, beat)) == ["核验钥匙", "城门口", "巡逻队的脚步声", "戴兜帽的人", "井边见", "查明钥匙",
+                                                    "让旧徽记得到辨认"]  # fmt: skip

@@ -1,0 +1,56 @@
+"""The initializer's world is refused (repaired once, then the initialisation fails) when its text
+carries the material's labels, says a sentence twice, or puts one text in two places: the Actor is
+shown the stage and copies it. Each case is one Qwen2.5-0.5B wrote for a Chinese group."""
+
+from story.coordinator.init_text import material_labels, text_problems
+from story.coordinator.initializer import PersonaSource, compose_material
+from story.coordinator.recovery import HistoryMessage
+from story.coordinator.turn import BeforeActorInput, StoryCoordinator
+from tests.unit.story.builders import cfg, ctx
+from tests.unit.story.fakes import MemoryReader, ScriptedModel
+from tests.unit.story.test_coordinator import INIT, NORMAL, PLAN
+
+DEFINITION = "Headline: 冷静的分析师\nPersonality: 理性、条理清楚，喜欢把问题拆成几步，给出具体建议。\nTone: 直接、务实。"
+PERSONA = PersonaSource("周衡", DEFINITION, "")
+HISTORY = [HistoryMessage("u1", "user", "我今天有点难过，不知道该怎么办。", name="用户")]
+
+
+def material() -> str:
+    return compose_material(PERSONA, HISTORY, "帮我分析一下这两个工作机会，一个钱多一个离家近。").text
+
+
+def test_the_material_labels_are_its_headings_the_definitions_and_the_speakers():
+    assert {"recent messages", "headline", "personality", "tone", "用户"} <= material_labels(material())
+
+
+def test_a_summary_that_copies_a_heading_or_the_definition_is_refused():
+    for summary in ("最近消息:\nRecent messages:\nRecent messages:", "Headline: 冷静的分析师\nPersonality: 理性"):
+        problems = text_problems([("foreground.summary", summary)], material())
+        assert "foreground.summary copies the material's label" in problems[0], problems
+
+
+def test_a_sentence_said_twice_and_one_clue_for_two_threads_are_refused():
+    loop = "客观是每个人都能接受的。客观的人会帮助我们找到共识，共同达成目标。客观的人会帮助我们找到共识，共同达成目标。"
+    assert text_problems([("foreground.summary", loop)], material()) == ["foreground.summary says the same sentence twice"]
+    clue = "你是否知道，如果我和你一起工作，我们一定会找到共识的。"
+    assert text_problems([("undercurrents[0].clue", clue), ("undercurrents[1].clue", clue)], material()) == [
+        "undercurrents[1].clue is the same text as undercurrents[0].clue: each item needs its own"]
+
+
+def test_a_world_in_its_own_words_passes_with_names_times_and_short_repeats():
+    texts = [("foreground.title", "两份工作邀请"), ("foreground.summary", "傍晚，用户拿着两份录用通知来找周衡商量。时间：今晚之前要回复。"),
+             ("backgrounds[0].title", "两份工作邀请"), ("main.direction", "理清利弊"), ("sub.direction", "理清利弊"),
+             ("undercurrents[0].clue", "好。好。"), ("main.theme", "Recent news: none")]  # fmt: skip
+    assert text_problems(texts, material()) == []
+
+
+async def test_the_coordinator_repairs_a_labelled_world_and_starts_on_the_clean_one():
+    labelled = dict(INIT, foreground=dict(INIT["foreground"], summary="Recent messages:\n用户: 我今天有点难过"))
+    m = ScriptedModel().enqueue("story_init.world", labelled, INIT).enqueue("story.prepare", NORMAL)
+    m.enqueue("story.plan_cycle", PLAN)
+    res = await StoryCoordinator(cfg(m), MemoryReader()).before_actor(
+        BeforeActorInput(ctx(), "zhouheng", PERSONA, None, "u2", "帮我分析一下", 2, HISTORY))
+    assert res.outcome == "prepared" and len(m.calls("story_init.world")) == 2
+    assert res.candidate.world.foreground.summary == INIT["foreground"]["summary"]
+    invalid = [d for d in res.diagnostics if d.code == "invalid_model_output"]
+    assert invalid and "copies the material's label" in invalid[0].message, res.diagnostics
