@@ -86,6 +86,7 @@ ZH = Words(
         "reads_as_list": "像朋友聊天那样说一两句，不要列清单", "narrates_others": "直接跟用户说话，别讲其他伙伴怎么样",
         "addresses_itself": "别叫自己的名字，直接对用户说",
         "glad_about_distress": "用户现在不好受：别说高兴，先体谅他的感受",
+        "sorry_about_joy": "用户现在很开心：别说抱歉或遗憾，跟他一起开心",
     },
     generic_fix="写一句更自然的回复",
 )  # fmt: skip
@@ -119,6 +120,7 @@ EN = Words(
         "narrates_others": "talk to the user; don't describe the other companions",
         "addresses_itself": "don't call yourself by name; talk to the user",
         "glad_about_distress": "they are having a hard time: don't say you're glad, show you care",
+        "sorry_about_joy": "they are happy: don't say you're sorry, share the joy",
     },
     generic_fix="write a more natural reply",
 )  # fmt: skip

@@ -25,7 +25,9 @@ companion (measured with ``overlap``, thresholds from the labelled pairs in
 - ``assistant_voice``: a refusal, the model naming itself an AI, or an offer of service
   (``story.auto_reply.helpdesk.machine_voice``): out of character for any companion;
 - ``glad_about_distress``: gladness at the user's bad feeling ("I'm glad you're feeling down
-  today.", ``app.turns.tone``).
+  today.", ``app.turns.tone``);
+- ``sorry_about_joy``: condolences for a line that is only happy or funny ("对不起听到消息！" to a
+  funny video, ``app.turns.tone``).
 
 The agent's own ``Name:`` prefix at the very start is stripped, not failed.
 
@@ -43,7 +45,7 @@ from typing import Any
 from app.errors import AppError
 from app.turns.degenerate import degenerate_problem
 from app.turns.overlap import covered, longest_run, tokens
-from app.turns.tone import glad_about_distress
+from app.turns.tone import claims_distress, glad_about_distress, says_distress, sorry_about_joy
 from story.auto_reply.helpdesk import machine_voice
 from story.auto_reply.text import comparison_key, expected_script, script_problem
 
@@ -156,6 +158,8 @@ def reply_problems(
         problems.append(f"addresses_itself: opens by calling '{name}', its own name")
     if user_text and (taken := users_own_words(text, user_text)):
         problems.append(f"speaks_as_user: says the user's '{taken}' as its own")
+    elif user_text and (claimed := takes_the_users_feeling(text, user_text)):
+        problems.append(f"speaks_as_user: says a bad feeling as its own ('{claimed}') and never turns to the user")
     if (subject := narrated_members(text, other_names, own_names)) is not None:
         problems.append(f"narrates_others: '{subject}' as the subject of a sentence")
     if (items := len(_LIST_ITEM.findall(text))) >= LIST_ITEMS and len(tokens(text)) >= LIST_MIN_TOKENS:
@@ -164,6 +168,8 @@ def reply_problems(
         problems.append(f"assistant_voice: '{phrase}' is an assistant's line, not a companion's")
     if (glad := glad_about_distress(text)) is not None:
         problems.append(f"glad_about_distress: '{glad}' is glad about the user's bad feeling")
+    if user_text and (sorry := sorry_about_joy(text, user_text)) is not None:
+        problems.append(f"sorry_about_joy: '{sorry}' condoles a line that is happy")
     return problems
 
 
@@ -222,10 +228,11 @@ def _narrated_en(text: str, names: set[str]) -> str | None:
 
 
 _NARRATING_ZH = r"(?:觉得|认为|希望|感到|正在|打算|准备|需要|应该|想要)"
-_NARRATING_MANY_ZH = r"(?:建议|可以|讨论|商量|决定)"
+_NARRATING_MANY_ZH = r"(?:建议|提议|可以|讨论|商量|决定)"
 """What another member thinks, feels or is doing, said for them. ``_NARRATING_MANY_ZH`` only after
 two or more names: Qwen2.5-0.5B wrote "周衡和林溪建议大家一起寻找支持。" as 阿乐, "阿乐和周衡建议大家…先存钱。"
-as 沈宁, "林溪和阿乐讨论了如何…" and "阿乐和林溪可以一起分析这两个工作机会…" as 周衡 (Story on), where
+as 沈宁, "林溪和阿乐讨论了如何…" and "阿乐和林溪可以一起分析这两个工作机会…" as 周衡 (Story on),
+"林溪和周衡一起讨论了这个视频。" as 沈宁 (Story on, to an angry line about a roommate), where
 relaying one member's advice ("周衡建议你先休息，我也同意") or offer ("周衡可以帮你算算") is how friends talk."""
 
 
@@ -234,7 +241,7 @@ def _narrated_zh(text: str, names: set[str]) -> str | None:
     if not han_names:
         return None
     name = _alternation(han_names)
-    adverbs = r"(?:都|也|一直|还)?"
+    adverbs = r"(?:都|也|一直|还|一起){0,2}"
     pattern = re.compile(rf"(?:^|(?<=[。！？!?…\n]))\s*(?:(?P<many>{name}(?:[和、与跟及]{name})+){adverbs}(?:{_NARRATING_MANY_ZH}|{_NARRATING_ZH})"
                          rf"|(?P<one>{name}){adverbs}{_NARRATING_ZH})")  # fmt: skip
     match = pattern.search(text)
@@ -293,6 +300,17 @@ def users_own_words(text: str, user_text: str) -> str | None:
         if _in_own_voice(words := tokens(sentence)) and _mostly_users(sentence, words, user_text):
             return sentence.strip()
     return None
+
+
+def takes_the_users_feeling(text: str, user_text: str) -> str | None:
+    """To a user who says they feel bad, a reply that says a bad feeling is its own and never
+    addresses the user nor says "me too": it answers in the user's place. Qwen2.5-0.5B saved, as
+    the comforter, "我感到压力很大，但是我会尽量保持冷静。我会找一些时间去放松自己，…看看有什么可以
+    帮助我。" to "我今天有点难过，不知道该怎么办。" (no words of the user's: ``users_own_words`` passes it).
+    "我也很难过" and "我懂，我有时也压力很大，你呢？" are a friend's."""
+    if not says_distress(user_text) or (SECOND_PERSON | ME_TOO).intersection(tokens(text)):
+        return None
+    return claims_distress(text)
 
 
 def _in_own_voice(words: Sequence[str]) -> bool:

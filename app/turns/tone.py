@@ -1,10 +1,15 @@
-"""A reply whose tone contradicts what the user said: gladness at their distress.
+"""A reply whose tone contradicts what the user said: gladness at their distress, condolences for their joy.
 
 Qwen2.5-0.5B saved "I'm glad you're feeling down today." as the comforter's answer to a sad, an
 anxious and an angry line in one benchmark run (a template of cheer filled with the user's
 feeling). No friend says that, and no other rule sees it: the words are the reply's own. The
 pattern is narrow on purpose: the gladness must be *about* the feeling ("glad you're feeling
 down", "很高兴你很难过"); "I'm glad you told me you're feeling down" and "很高兴你愿意告诉我" pass.
+
+The other way round: Qwen2.5-0.5B, Story on, saved "对不起听到消息！" as the joker's whole answer to
+"我今天看到一个超好笑的视频，笑死我了". Condolences need something to be sorry about: the check
+fires only when the user's line says it is happy or funny (``_JOY_*``) and names no distress or bad
+news (``_DISTRESS_*``, ``_BAD_NEWS_*``); "sorry, I missed that" and "抱歉，我刚看到" are no condolences.
 """
 
 from __future__ import annotations
@@ -31,6 +36,53 @@ _GLAD_ZH = re.compile(
 def glad_about_distress(text: str) -> str | None:
     """The first phrase in ``text`` that is glad about the user's bad feeling, if any."""
     for pattern in (_GLAD_EN, _GLAD_ZH):
+        if match := pattern.search(text):
+            return match.group(0)
+    return None
+
+
+_SORRY_EN = re.compile(r"\b(?:sorry\s+(?:to\s+hear|you(?:'re|\s+are|\s+feel|\s+had|\s+have|\s+went)|for\s+your|about\s+(?:that|this|your))"
+                       r"|my\s+condolences|that(?:'s|\s+is)\s+(?:so\s+|really\s+)?(?:sad|terrible|awful|rough|tough))", re.IGNORECASE)
+_SORRY_ZH = re.compile(r"(?:(?:抱歉|对不起|遗憾|难过)(?:地)?听到|听到(?:这个|这)?(?:消息)?(?:我)?(?:很|真)?(?:难过|遗憾|心疼)|节哀|真(?:是)?(?:遗憾|令人难过))")
+_JOY_EN = re.compile(r"\b(?:funny|hilarious|lol|lmao|haha\w*|happy|glad|great\s+news|excited|thrilled|awesome|amazing|"
+                     r"promoted|won|passed|got\s+the\s+job|best\s+day)\b", re.IGNORECASE)
+_JOY_ZH = re.compile(r"(?:好笑|搞笑|笑死|哈哈|开心|高兴|快乐|太棒|好消息|升职|加薪|考过|通过了|中奖|赢了|兴奋|激动)")
+_BAD_NEWS_EN = re.compile(r"\b(?:broke|broken|lost|died|dead|sick|ill|fail(?:ed)?|fired|dumped|hurt|crying|cried|bad|worst|"
+                          r"not\s+(?:happy|glad|funny))\b", re.IGNORECASE)
+_BAD_NEWS_ZH = re.compile(r"(?:坏了|弄坏|丢了|去世|生病|病了|失败|没考过|没通过|被裁|分手|哭|糟糕|倒霉|不开心|不高兴|不好笑)")
+
+
+def sorry_about_joy(text: str, user_text: str) -> str | None:
+    """The condolence in ``text`` for a line of the user's that is only happy or funny, if any."""
+    if not (_JOY_EN.search(user_text) or _JOY_ZH.search(user_text)):
+        return None
+    for bad in (_DISTRESS_ZH, _BAD_NEWS_ZH, _BAD_NEWS_EN):
+        if re.search(bad, user_text):
+            return None
+    if re.search(_DISTRESS_EN, user_text, re.IGNORECASE):
+        return None
+    for pattern in (_SORRY_EN, _SORRY_ZH):
+        if match := pattern.search(text):
+            return match.group(0)
+    return None
+
+
+_OWN_DISTRESS_ZH = re.compile(r"我(?:今天|现在|最近)?(?:感到|觉得|有点|有些|很|好|真的|特别|非常)*" + _DISTRESS_ZH)
+_OWN_DISTRESS_EN = re.compile(
+    r"\bI(?:'m|\s+am|\s+feel|\s+felt|'ve\s+been|\s+have\s+been)\s+"
+    r"(?:(?:so|really|a\s+(?:bit|little)|very|quite|kind\s+of|pretty|feeling|this)\s+)*" + _DISTRESS_EN,
+    re.IGNORECASE,
+)
+
+
+def says_distress(text: str) -> bool:
+    """Whether ``text`` names a bad feeling (sad, anxious, angry, stressed, …)."""
+    return bool(re.search(_DISTRESS_ZH, text) or re.search(_DISTRESS_EN, text, re.IGNORECASE))
+
+
+def claims_distress(text: str) -> str | None:
+    """The first phrase in which ``text`` says a bad feeling is its own ("我感到压力很大", "I'm so sad"), if any."""
+    for pattern in (_OWN_DISTRESS_ZH, _OWN_DISTRESS_EN):
         if match := pattern.search(text):
             return match.group(0)
     return None

@@ -106,11 +106,11 @@ def saved_reply_problems(messages: list[dict[str, Any]], names: dict[str, str], 
                          personas: dict[str, str] | None = None) -> dict[str, list[str]]:  # fmt: skip
     """The reply checks run again on what was saved: for every agent message of ``messages`` (a
     conversation's messages, oldest first, as the API lists them), the problem codes of echo,
-    repeat, prompt wording, speaking for others or as the user, and an assistant's voice, against the user's message it answers and the
+    repeat, prompt wording, speaking for others or as the user, an assistant's voice and a tone at odds with the user's line, against the user's message it answers and the
     ``RECENT_WINDOW`` messages before it, and ``personas`` (agent id → its persona text) for the
     persona leak. Returns message id → codes, only for messages with any."""
-    from app.turns.quality import copy_problems, speaker_label, users_own_words
-    from app.turns.tone import glad_about_distress
+    from app.turns.quality import copy_problems, speaker_label, takes_the_users_feeling, users_own_words
+    from app.turns.tone import glad_about_distress, sorry_about_joy
     from story.auto_reply.helpdesk import machine_voice
 
     wording = scaffolding(language)
@@ -127,12 +127,14 @@ def saved_reply_problems(messages: list[dict[str, Any]], names: dict[str, str], 
                                  scaffolding=wording, persona=(personas or {}).get(m["agentId"], ""))  # fmt: skip
         if speaker_label(m["content"], others, [own]) is not None:
             problems.append("speaks_as_other")
-        if users and users_own_words(m["content"], users[-1]) is not None:
+        if users and (users_own_words(m["content"], users[-1]) or takes_the_users_feeling(m["content"], users[-1])):
             problems.append("speaks_as_user")
         if machine_voice(m["content"]) is not None:
             problems.append("assistant_voice")
         if glad_about_distress(m["content"]) is not None:
             problems.append("glad_about_distress")
+        if users and sorry_about_joy(m["content"], users[-1]) is not None:
+            problems.append("sorry_about_joy")
         if problems:
             found[m["id"]] = [p.split(":", 1)[0] for p in problems]
     return found

@@ -175,6 +175,9 @@ def test_other_members_as_a_sentences_subject_are_narrated(text: str, narrates: 
     ("阿乐和林溪可以一起分析这两个工作机会，一个钱多一个离家近。", True),  # Qwen2.5-0.5B, saved as 周衡 (Story on)
     ("林溪和阿乐讨论了如何面对这件事。", True),  # Qwen2.5-0.5B, saved (Story on)
     ("周衡可以帮你算算预算。", False),  # relaying one member's offer
+    ("林溪和周衡一起讨论了这个视频。周衡提议大家在放松的同时，可以与室友或朋友一起聊。", True),  # Qwen2.5-0.5B, saved as 沈宁 (Story on)
+    ("阿乐和周衡也一起提议先存钱。", True),
+    ("我和周衡一起陪着你。", False),
 ])  # fmt: skip
 def test_other_members_as_a_chinese_sentences_subject_are_narrated(text: str, narrates: bool) -> None:
     codes = _codes(text, other_names=["周衡", "林溪", "阿乐"], own_names=["沈宁"])
@@ -243,3 +246,20 @@ def test_a_reply_reciting_the_stage_quotes_its_prompt_a_clue_shown_in_its_own_wo
     assert _codes("门口好像排起了长队，我们一起等等看？", stage=stage) == []
     archive = ("钥匙柄端刻着旧档案馆的标记",)
     assert _codes("这把钥匙上有旧档案馆的标记，你见过吗？", stage=archive) == []  # a clue shown: seven in a row
+
+
+SAD = "我今天有点难过，不知道该怎么办。"
+
+
+@pytest.mark.parametrize(("user", "reply", "flagged"), [
+    (SAD, "我感到压力很大，但是我会尽量保持冷静。我会找一些时间去放松自己，或者与家人或朋友聊聊，看看有什么可以帮助我。",
+     True),  # Qwen2.5-0.5B, Story on: saved as the comforter
+    ("I feel so anxious about tomorrow.", "I'm so anxious. I will try to breathe and calm down.", True),
+    (SAD, "听到这个我也很难过。", False),  # "me too"
+    (SAD, "我懂，我有时也压力很大，你呢？", False),
+    (SAD, "我很难过听到这些，你愿意说说发生了什么吗？", False),  # turns to the user
+    ("我今天看到一个超好笑的视频", "我压力好大，正想看点好笑的！", False),  # the user is not in distress
+])  # fmt: skip
+def test_a_bad_feeling_said_as_its_own_to_a_user_in_distress_speaks_as_the_user(user, reply, flagged) -> None:
+    language = "en" if user.isascii() else "zh-CN"
+    assert ("speaks_as_user" in _codes(reply, user_text=user, language=language)) is flagged

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.turns.quality import problem_code, reply_problems
-from app.turns.tone import glad_about_distress
+from app.turns.tone import glad_about_distress, sorry_about_joy
 
 
 def _codes(text: str, language: str) -> set[str]:
@@ -34,3 +34,31 @@ def test_gladness_at_a_bad_feeling_is_flagged(text: str) -> None:
 ])  # fmt: skip
 def test_gladness_about_something_else_passes(text: str) -> None:
     assert glad_about_distress(text) is None
+
+
+FUNNY = "我今天看到一个超好笑的视频，笑死我了"
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    (FUNNY, "对不起听到消息！"),  # Qwen2.5-0.5B, Story on: saved as the joker's whole answer
+    (FUNNY, "听到这个消息我很难过，你还好吗？"), ("我升职了！太开心了", "真遗憾，别灰心。"),
+    ("I got promoted today!", "Sorry to hear that. Do you want to talk?"),
+    ("That video was hilarious lol", "I'm so sorry you had to see that."),
+])  # fmt: skip
+def test_condolences_for_a_happy_line_are_flagged(user: str, reply: str) -> None:
+    assert sorry_about_joy(reply, user) is not None
+    problems = reply_problems(reply, language="en" if user.isascii() else "zh-CN", max_chars=2000, other_names=[],
+                              earlier_replies=[], user_text=user)  # fmt: skip
+    assert "sorry_about_joy" in {problem_code(p) for p in problems}
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    (FUNNY, "哈哈，什么视频？发来看看"), (FUNNY, "抱歉，我刚看到消息，什么视频？"),
+    ("室友又把我的东西弄坏了，气死我了！", "对不起听到这个，太过分了。"),  # bad news: condolences fit
+    ("我升职了，可是要搬去外地，有点难过", "听到要搬走我也有点难过，不过恭喜你升职！"),
+    ("I got promoted but my dog died yesterday", "I'm so sorry to hear about your dog."),
+    ("That video was hilarious lol", "Sorry, I missed that. Which one?"),
+    ("我今天有点难过，不知道该怎么办。", "抱歉听到你难过，我在这儿。"),  # nothing happy in the line
+])  # fmt: skip
+def test_condolences_for_bad_news_or_an_apology_pass(user: str, reply: str) -> None:
+    assert sorry_about_joy(reply, user) is None
