@@ -1,50 +1,65 @@
-"""Text an initializer's world must not carry: the material's own labels, a sentence said twice,
-one text in two places.
+"""Text an initializer's world must not carry: the material's own labels, a sentence said twice;
+and threads that share a clue or an invitation, of which only the first is taken.
 
-Qwen2.5-0.5B, asked for a Chinese world, wrote as a foreground summary "最近消息:\\nRecent
-messages:\\nRecent messages:…" (the material's heading), "Headline: 冷静的分析师\\nPersonality: …"
-(the persona definition, labels and all), "客观的人会帮助我们找到共识，共同达成目标。" five times
-in one summary, and one clue for two undercurrents. The Actor is shown the stage and copies it:
-the saved replies then recited the clue to another member. These are problems of the answer (the
+Qwen2.5-0.5B, asked for a Chinese world, wrote as a foreground summary "最近消息:\nRecent
+messages:\nRecent messages:…" (the material's heading), "Headline: 冷静的分析师\nPersonality: …"
+(the persona definition, labels and all) and "客观的人会帮助我们找到共识，共同达成目标。" five times
+in one summary. The Actor is shown the stage and copies it. These are problems of the answer (the
 host repairs once, then the initialisation fails honestly), never rewritten here.
+
+The same model also gave every undercurrent and seed one clue and one invitation, and the saved
+replies recited that clue to another member. A thread whose clue is another's can never be told
+apart from it, so it is not taken (as a thread owned by the protected character is not): the
+world keeps the first, and the Story starts. Asked to repair instead, the model wrote the copies
+again in both attempts (a probe of four initialisations: one such, one with every background
+summary the foreground's, two over the time budget), and that Story did not start.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 LABEL = re.compile(r"^[ \t]*([^\n:：]{1,24}?)[ \t]*[:：]", re.MULTILINE)
 SENTENCE = re.compile(r"[^。！？!?.\n]+")
 MIN_SENTENCE_CHARS = 6  # a sentence shorter than this may repeat on purpose ("好。好。")
-MIN_SHARED_CHARS = 8  # two items sharing a text shorter than this (a name, a place) are not a copy
+MIN_SHARED_CHARS = 8  # two threads sharing a text shorter than this (a name, a place) are not copies
 
 
-def material_labels(material: str) -> set[str]:
-    """The labels lines of ``material`` start with ("Recent messages", "Headline", "林溪", …)."""
-    return {m.group(1).strip().casefold() for m in LABEL.finditer(material) if m.group(1).strip()}
+def labels_in(text: str) -> set[str]:
+    """The labels lines of ``text`` start with ("Recent messages", "Headline", "林溪", …), case folded."""
+    return {m.group(1).strip().casefold() for m in LABEL.finditer(text) if m.group(1).strip()}
 
 
 def _squash(text: str) -> str:
-    return re.sub(r"\s+", "", text).casefold()
+    """Letters and digits only, case folded: "找到共识的。" and " 找到共识的" are one text."""
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 def text_problems(texts: Iterable[tuple[str, str]], material: str) -> list[str]:
     """``texts``: (field path, text) of one answer; ``material`` what the initializer was given."""
-    labels = material_labels(material)
+    labels = labels_in(material)
     problems: list[str] = []
-    seen: dict[str, str] = {}
     for path, text in texts:
-        used = sorted({m.group(1).strip().casefold() for m in LABEL.finditer(text)} & labels)
+        used = sorted(labels_in(text) & labels)
         if used:
             problems.append(f"{path} copies the material's label {used[0]!r}: write the world in your own words")
         sentences = [s for s in (_squash(s) for s in SENTENCE.findall(text)) if len(s) >= MIN_SENTENCE_CHARS]
         if len(sentences) != len(set(sentences)):
             problems.append(f"{path} says the same sentence twice")
-        key = _squash(text)
-        if len(key) >= MIN_SHARED_CHARS:
-            if key in seen:
-                problems.append(f"{path} is the same text as {seen[key]}: each item needs its own")
-            else:
-                seen[key] = path
     return problems
+
+
+def first_of_each(items: Iterable[T], texts: Callable[[T], Iterable[str]], seen: set[str]) -> list[T]:
+    """``items`` without those sharing a text (``MIN_SHARED_CHARS`` or longer, spacing, punctuation
+    and case aside) with one before them or in ``seen``; ``seen`` gains the texts of those kept."""
+    kept = []
+    for item in items:
+        keys = {k for k in map(_squash, texts(item)) if len(k) >= MIN_SHARED_CHARS}
+        if not keys & seen:
+            kept.append(item)
+            seen |= keys
+    return kept

@@ -16,7 +16,7 @@ import msgspec
 from story.coordinator.material import (  # noqa: F401 - the caps are part of this module's interface
     DEFINITION_CHARS, HISTORY_MESSAGES, MESSAGE_CHARS, OPENING_CHARS, compose_material,
 )
-from story.coordinator.init_text import text_problems
+from story.coordinator.init_text import first_of_each, text_problems
 from story.coordinator.recovery import HistoryMessage
 from story.narrative.rebranch import LineDraft
 from story.narrative.state import init_narrative_snapshot
@@ -119,10 +119,13 @@ def proposal_texts(p: InitProposal) -> list[tuple[str, str]]:
 
 def with_fresh_ids(p: InitProposal, protected: str) -> InitProposal:
     """Every id distinct (see ``fresh_ids``): nothing in a first world refers to another id. A
-    thread or seed owned by the protected character is not taken (no schema can exclude a name)."""
+    thread or seed owned by the protected character is not taken (no schema can exclude a name),
+    nor one whose clue or invitation an earlier one has (``first_of_each``)."""
     mine = lambda t: norm_name(t.owner) == norm_name(protected)  # noqa: E731
-    p = msgspec.structs.replace(p, undercurrents=[t for t in p.undercurrents if not mine(t)],
-                                seeds=[t for t in p.seeds if not mine(t)])  # fmt: skip
+    seen: set[str] = set()
+    own = lambda t: (t.clue, t.invitation)  # noqa: E731
+    p = msgspec.structs.replace(p, undercurrents=first_of_each([t for t in p.undercurrents if not mine(t)], own, seen),
+                                seeds=first_of_each([t for t in p.seeds if not mine(t)], own, seen))  # fmt: skip
     ids = iter(fresh_ids([p.foreground.id, *(g.id for g in p.backgrounds), *(t.id for t in p.undercurrents),
                           *(t.id for t in p.seeds)], ()))  # fmt: skip
     rename = lambda items: [msgspec.structs.replace(x, id=next(ids)) for x in items]  # noqa: E731

@@ -1,8 +1,9 @@
 """The initializer's world is refused (repaired once, then the initialisation fails) when its text
-carries the material's labels, says a sentence twice, or puts one text in two places: the Actor is
-shown the stage and copies it. Each case is one Qwen2.5-0.5B wrote for a Chinese group."""
+carries the material's labels or says a sentence twice; of threads sharing a clue only the first
+is taken. The Actor is shown the stage and copies it. Each case is one Qwen2.5-0.5B wrote for a
+Chinese group."""
 
-from story.coordinator.init_text import material_labels, text_problems
+from story.coordinator.init_text import first_of_each, labels_in, text_problems
 from story.coordinator.initializer import PersonaSource, compose_material
 from story.coordinator.recovery import HistoryMessage
 from story.coordinator.turn import BeforeActorInput, StoryCoordinator
@@ -19,8 +20,8 @@ def material() -> str:
     return compose_material(PERSONA, HISTORY, "帮我分析一下这两个工作机会，一个钱多一个离家近。").text
 
 
-def test_the_material_labels_are_its_headings_the_definitions_and_the_speakers():
-    assert {"recent messages", "headline", "personality", "tone", "用户"} <= material_labels(material())
+def test_the_labels_in_are_its_headings_the_definitions_and_the_speakers():
+    assert {"recent messages", "headline", "personality", "tone", "用户"} <= labels_in(material())
 
 
 def test_a_summary_that_copies_a_heading_or_the_definition_is_refused():
@@ -29,18 +30,26 @@ def test_a_summary_that_copies_a_heading_or_the_definition_is_refused():
         assert "foreground.summary copies the material's label" in problems[0], problems
 
 
-def test_a_sentence_said_twice_and_one_clue_for_two_threads_are_refused():
+def test_a_sentence_said_twice_is_refused():
     loop = "客观是每个人都能接受的。客观的人会帮助我们找到共识，共同达成目标。客观的人会帮助我们找到共识，共同达成目标。"
     assert text_problems([("foreground.summary", loop)], material()) == ["foreground.summary says the same sentence twice"]
+
+
+def test_of_threads_sharing_a_clue_or_an_invitation_only_the_first_is_taken():
     clue = "你是否知道，如果我和你一起工作，我们一定会找到共识的。"
-    assert text_problems([("undercurrents[0].clue", clue), ("undercurrents[1].clue", clue)], material()) == [
-        "undercurrents[1].clue is the same text as undercurrents[0].clue: each item needs its own"]
+    threads = [(clue, "井边见"), ("戴兜帽的人在井边徘徊", "井边见"), (" 你是否知道，如果我和你一起工作，我们一定会找到共识的", "同行"),
+               ("远处的尘土越来越近了", "跟商队一起去看看吧")]  # fmt: skip
+    seen: set[str] = set()
+    assert first_of_each(threads, lambda t: t, seen) == [threads[0], threads[1], threads[3]]  # "井边见" is short
+    assert first_of_each([("远处的尘土越来越近了", "好")], lambda t: t, seen) == []  # across lists: seen
 
 
 def test_a_world_in_its_own_words_passes_with_names_times_and_short_repeats():
     texts = [("foreground.title", "两份工作邀请"), ("foreground.summary", "傍晚，用户拿着两份录用通知来找周衡商量。时间：今晚之前要回复。"),
              ("backgrounds[0].title", "两份工作邀请"), ("main.direction", "理清利弊"), ("sub.direction", "理清利弊"),
-             ("undercurrents[0].clue", "好。好。"), ("main.theme", "Recent news: none")]  # fmt: skip
+             ("undercurrents[0].clue", "好。好。"), ("main.theme", "Recent news: none"),
+             ("backgrounds[0].summary", "傍晚，用户拿着两份录用通知来找周衡商量。"),  # a thin world, not a wrong one
+             ("seeds[0].clue", "傍晚，用户拿着两份录用通知来找周衡商量。")]  # fmt: skip
     assert text_problems(texts, material()) == []
 
 
@@ -54,3 +63,15 @@ async def test_the_coordinator_repairs_a_labelled_world_and_starts_on_the_clean_
     assert res.candidate.world.foreground.summary == INIT["foreground"]["summary"]
     invalid = [d for d in res.diagnostics if d.code == "invalid_model_output"]
     assert invalid and "copies the material's label" in invalid[0].message, res.diagnostics
+
+
+async def test_a_world_whose_threads_share_one_clue_starts_with_the_first_of_them():
+    one = {"owner": "灰烬公会", "title": "追查", "clue": "你是否知道，如果我和你一起工作，我们一定会找到共识的。", "invitation": "井边见"}
+    copied = dict(INIT, undercurrents=[dict(one, id="uc-a"), dict(one, id="uc-b", owner="盐商队")],
+                  seeds=[dict(one, id="seed-a", owner="巡逻队")])  # fmt: skip
+    m = ScriptedModel().enqueue("story_init.world", copied).enqueue("story.prepare", NORMAL)
+    m.enqueue("story.plan_cycle", PLAN)
+    res = await StoryCoordinator(cfg(m), MemoryReader()).before_actor(
+        BeforeActorInput(ctx(), "zhouheng", PERSONA, None, "u2", "帮我分析一下", 2, HISTORY))
+    assert res.outcome == "prepared" and len(m.calls("story_init.world")) == 1
+    assert [u.owner for u in res.candidate.world.undercurrents] == ["灰烬公会"] and res.candidate.world.seed_pool == []

@@ -297,7 +297,8 @@ RULES = [
     ("rebranch", {"main": None, "sub": dict(LINE, theme=""), "continuity": "c"}, "needs a theme and a direction"),
     ("rebranch", {"main": None, "sub": LINE, "continuity": " "}, "continuity note is required"),
     ("initializer", dict(INIT, backgrounds=INIT["backgrounds"] * 4), "at most 3 backgrounds"),
-    ("initializer", dict(INIT, undercurrents=[dict(INIT["undercurrents"][0], id=f"u{i}") for i in range(6)]), "at most 5 undercurrents"),
+    ("initializer", dict(INIT, undercurrents=[dict(INIT["undercurrents"][0], id=f"u{i}", clue=f"watcher {i}", invitation=f"meet {i}")
+                                             for i in range(6)]), "at most 5 undercurrents"),
     ("initializer", dict(INIT, backgrounds=[dict(INIT["backgrounds"][0], countdown=0)]), "countdown must be 1..6"),
 ]
 
