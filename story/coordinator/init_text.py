@@ -1,11 +1,13 @@
-"""Text an initializer's world must not carry: the material's own labels, a sentence said twice;
-and threads that share a clue or an invitation, of which only the first is taken.
+"""Text an initializer's world must not carry: the material's own labels, a loop (a sentence said
+twice, a phrase again and again: ``story.auto_reply.degenerate``); and threads that share a clue
+or an invitation, of which only the first is taken.
 
 Qwen2.5-0.5B, asked for a Chinese world, wrote as a foreground summary "最近消息:\nRecent
 messages:\nRecent messages:…" (the material's heading), "Headline: 冷静的分析师\nPersonality: …"
-(the persona definition, labels and all) and "客观的人会帮助我们找到共识，共同达成目标。" five times
-in one summary. The Actor is shown the stage and copies it. These are problems of the answer (the
-host repairs once, then the initialisation fails honestly), never rewritten here.
+(the persona definition, labels and all), "客观的人会帮助我们找到共识，共同达成目标。" five times
+in one summary, and "…她感到温暖和温暖的倾听者，被她的声音吸引，让她感到温暖和温暖的倾听者…" to the
+end of its budget. The Actor is shown the stage and copies it. These are problems of the answer
+(the host repairs once, then the initialisation fails honestly), never rewritten here.
 
 The same model also gave every undercurrent and seed one clue and one invitation, and the saved
 replies recited that clue to another member. A thread whose clue is another's can never be told
@@ -21,11 +23,11 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
+from story.auto_reply.degenerate import degenerate_problem
+
 T = TypeVar("T")
 
 LABEL = re.compile(r"^[ \t]*([^\n:：]{1,24}?)[ \t]*[:：]", re.MULTILINE)
-SENTENCE = re.compile(r"[^。！？!?.\n]+")
-MIN_SENTENCE_CHARS = 6  # a sentence shorter than this may repeat on purpose ("好。好。")
 MIN_SHARED_CHARS = 8  # two threads sharing a text shorter than this (a name, a place) are not copies
 
 
@@ -47,9 +49,8 @@ def text_problems(texts: Iterable[tuple[str, str]], material: str) -> list[str]:
         used = sorted(labels_in(text) & labels)
         if used:
             problems.append(f"{path} copies the material's label {used[0]!r}: write the world in your own words")
-        sentences = [s for s in (_squash(s) for s in SENTENCE.findall(text)) if len(s) >= MIN_SENTENCE_CHARS]
-        if len(sentences) != len(set(sentences)):
-            problems.append(f"{path} says the same sentence twice")
+        if (loop := degenerate_problem(text)) is not None:
+            problems.append(f"{path} loops ({loop.split(': ', 1)[-1]}): write it once, in a few words")
     return problems
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.turns.degenerate import DEGENERATE_REPETITION, MIN_REPETITION_CHARS, NO_WORDS, degenerate_problem
+from story.auto_reply.degenerate import DEGENERATE_REPETITION, MIN_REPETITION_CHARS, NO_WORDS, degenerate_problem
 from app.turns.quality import problem_code, reply_problems
 
 NORMAL_ZH = [
@@ -137,7 +137,7 @@ def test_the_detail_names_the_loop() -> None:
 
 
 def test_a_longer_clause_three_times_anywhere_is_a_loop() -> None:
-    from app.turns.degenerate import degenerate_problem
+    from story.auto_reply.degenerate import degenerate_problem
 
     smollm2 = ("I'm just so happy, and I'm just as happy as I've ever been, and I'm going to be very happy, and "
                "I'm just going to be so happy, and I'm going to just be happy, and I'm just going to be so happy, "

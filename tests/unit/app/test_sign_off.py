@@ -32,6 +32,7 @@ LIA = Agent(id="lia", name="莉娅", aliases=[], headline="温柔的倾听者")
         ("Ugh, roommates. I hope this helps. Don't hesitate to reach out.", "Ugh, roommates."),
         ("如果你有任何问题或需要帮助，请随时告诉我。", ""),
         ("抱抱你。\n\n如果你有任何其他问题或需要进一步的帮助，请随时告诉我！", "抱抱你。"),  # Qwen2.5-0.5B, Story on
+        ("你愿意说说吗？\n\n如果需要进一步的帮助，请随时告知您的需求，我会尽力提供更合适的建议和支持。", "你愿意说说吗？"),  # Qwen2.5-0.5B, Story on
     ],
 )
 def test_a_trailing_sign_off_is_cut(reply: str, kept: str) -> None:

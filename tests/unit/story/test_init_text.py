@@ -1,6 +1,5 @@
 """The initializer's world is refused (repaired once, then the initialisation fails) when its text
-carries the material's labels or says a sentence twice; of threads sharing a clue only the first
-is taken. The Actor is shown the stage and copies it. Each case is one Qwen2.5-0.5B wrote for a
+carries the material's labels or loops; of threads sharing a clue only the first is taken. The Actor is shown the stage and copies it. Each case is one Qwen2.5-0.5B wrote for a
 Chinese group."""
 
 from story.coordinator.init_text import first_of_each, labels_in, text_problems
@@ -30,9 +29,13 @@ def test_a_summary_that_copies_a_heading_or_the_definition_is_refused():
         assert "foreground.summary copies the material's label" in problems[0], problems
 
 
-def test_a_sentence_said_twice_is_refused():
-    loop = "客观是每个人都能接受的。客观的人会帮助我们找到共识，共同达成目标。客观的人会帮助我们找到共识，共同达成目标。"
-    assert text_problems([("foreground.summary", loop)], material()) == ["foreground.summary says the same sentence twice"]
+def test_a_summary_that_loops_is_refused():
+    twice = "客观是每个人都能接受的。客观的人会帮助我们找到共识，共同达成目标。客观的人会帮助我们找到共识，共同达成目标。"
+    warm = ("林溪的内心世界变得温柔，感受到温暖和温暖。她感到温暖和温暖的倾听者，被她的声音吸引，让她感到温暖和温暖的倾听者，"
+            "被她的声音吸引，让她感到温暖和温暖的倾听者，被她的声音吸引，让她被温柔的倾听者")  # fmt: skip
+    for loop in (twice, warm):
+        (problem,) = text_problems([("foreground.summary", loop)], material())
+        assert problem.startswith("foreground.summary loops (the ") and "write it once" in problem, problem
 
 
 def test_of_threads_sharing_a_clue_or_an_invitation_only_the_first_is_taken():
