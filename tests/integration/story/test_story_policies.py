@@ -117,7 +117,8 @@ async def test_cas_conflict_is_reported_and_the_reply_stays(story_api, world, en
 
 async def test_state_over_max_bytes_fails_instead_of_being_trimmed(story_api, world, engine) -> None:
     conv, (lia, _, _) = await story_group(story_api, world, story={**STORY_ON, "maxStateBytes": 4000})
-    world.handlers["story_init.world"] = {**INIT, "foreground": {**INIT["foreground"], "summary": "长" * 2000}}
+    long_summary = "".join(chr(0x4E00 + i) for i in range(2000))  # long, and no loop (a loop is an invalid answer)
+    world.handlers["story_init.world"] = {**INIT, "foreground": {**INIT["foreground"], "summary": long_summary}}
     body = await say(story_api, conv["id"], "你好")
     meta = body["agentMessages"][0]["metadata"]
     assert meta["story"]["outcome"] == "failed" and "state_too_large" in _codes(meta)

@@ -74,7 +74,7 @@ async def test_a_timeout_late_in_the_turn_keeps_the_replies_already_saved(settin
         return {"reply": None, "reason": "太慢"}
 
     world.handlers["cross_reply.plan"] = slow_plan
-    app = create_app(msgspec.structs.replace(settings, turn_timeout_s=1.0), model=world.model)
+    app = create_app(msgspec.structs.replace(settings, turn_timeout_s=2.0), model=world.model)  # the plan takes 5 s
     async with AsyncTestClient(app, timeout=30) as client:
         api = Api(client, settings)
         conv, (gentle, _, _) = await make_group(api)

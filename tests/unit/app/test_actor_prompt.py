@@ -90,12 +90,16 @@ def test_a_retry_adds_one_short_correction_in_the_language_and_warms_up():
     assert script == "请只用简体中文回复。\n\n" + request.messages[0].content  # the language first, nothing else
 
 
-def test_a_retry_after_a_repeat_sends_only_the_line_answered():
+def test_a_retry_after_a_copy_sends_only_the_line_answered():
     prompt = _prompt()
     again = prompt.retry(["repeats_earlier: 95% the same as an earlier message"]).request.messages
     assert [(m.role, m.content) for m in again[1:]] == [("user", "用户：我今天有点难过")]
     assert again[0].content.startswith(prompt.request.messages[0].content) and "别重复群里已经说过的话" in again[0].content
-    assert prompt.retry(["echoes_user: 100%"]).request.messages[1:] == prompt.request.messages[1:]  # history kept
+    echo = prompt.retry(["echoes_user: 100%", "speaks_as_other: a line is labelled '周衡:'"]).request
+    assert [(m.role, m.content) for m in echo.messages[1:]] == [("user", "用户：我今天有点难过")]
+    assert echo.presence_penalty == 1.0  # and the line's own tokens penalised
+    labelled = prompt.retry(["speaks_as_other: a line is labelled '周衡:'"]).request
+    assert labelled.messages[1:] == prompt.request.messages[1:]  # history kept
     assert prompt.retry(["repeats_earlier"]).checks == prompt.checks  # still checked against the whole window
     cont = _prompt(user_text=None)
     assert cont.retry(["repeats_earlier"]).request.messages[1:] == cont.request.messages[1:]  # a Continue needs it

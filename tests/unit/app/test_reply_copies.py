@@ -232,7 +232,8 @@ def test_offers_of_assistance_are_an_assistants_voice() -> None:
 
 
 @pytest.mark.parametrize("text", ["好的，请问您需要什么帮助？", "抱歉听到这样的情绪。我会尽力帮助您解决，并尽可能地支持您的心情。",
-                                  "抱歉给您带来了困扰和悲伤。请告诉我您最近遇到什么困难或问题，并描述一下您是如何应对的？这将有助于更好地帮助您理解和解决问题。"])
+                                  "抱歉给您带来了困扰和悲伤。请告诉我您最近遇到什么困难或问题，并描述一下您是如何应对的？这将有助于更好地帮助您理解和解决问题。",
+                                  "我非常抱歉，但我无法直接协助完成这个请求。", "理解您的感受和情绪，有什么我可以帮您的吗？"])
 def test_a_help_desks_offers_in_chinese_are_an_assistants_voice(text: str) -> None:  # Qwen 0.5B, Story on, saved
     assert "assistant_voice" in _codes(text)
 
