@@ -43,9 +43,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from app.errors import AppError
-from story.auto_reply.degenerate import degenerate_problem
 from app.turns.overlap import covered, longest_run, tokens
 from app.turns.tone import claims_distress, glad_about_distress, says_distress, sorry_about_joy
+from story.auto_reply.degenerate import degenerate_problem
 from story.auto_reply.helpdesk import machine_voice
 from story.auto_reply.text import comparison_key, expected_script, script_problem
 

@@ -56,10 +56,7 @@ def sorry_about_joy(text: str, user_text: str) -> str | None:
     """The condolence in ``text`` for a line of the user's that is only happy or funny, if any."""
     if not (_JOY_EN.search(user_text) or _JOY_ZH.search(user_text)):
         return None
-    for bad in (_DISTRESS_ZH, _BAD_NEWS_ZH, _BAD_NEWS_EN):
-        if re.search(bad, user_text):
-            return None
-    if re.search(_DISTRESS_EN, user_text, re.IGNORECASE):
+    if says_distress(user_text) or _BAD_NEWS_ZH.search(user_text) or _BAD_NEWS_EN.search(user_text):
         return None
     for pattern in (_SORRY_EN, _SORRY_ZH):
         if match := pattern.search(text):
