@@ -1,6 +1,8 @@
 """Text an initializer's world must not carry: the material's own labels, a loop (a sentence said
 twice, a phrase again and again: ``story.auto_reply.degenerate``); and threads that share a clue
-or an invitation, of which only the first is taken.
+or an invitation, of which only the first is taken. In the parts a world can do without (a
+background, an undercurrent, a seed) such text leaves that part out (``usable``); in the
+foreground and the lines it is a problem of the answer.
 
 Qwen2.5-0.5B, asked for a Chinese world, wrote as a foreground summary "最近消息:\nRecent
 messages:\nRecent messages:…" (the material's heading), "Headline: 冷静的分析师\nPersonality: …"
@@ -52,6 +54,15 @@ def text_problems(texts: Iterable[tuple[str, str]], material: str) -> list[str]:
         if (loop := degenerate_problem(text)) is not None:
             problems.append(f"{path} loops ({loop.split(': ', 1)[-1]}): write it once, in a few words")
     return problems
+
+
+def usable(items: Iterable[T], texts: Callable[[T], Iterable[str]], material: str) -> list[T]:
+    """``items`` without those one of whose ``texts`` copies the material's labels or loops. A
+    world starts without such a background or thread, as without a copied one: asked to repair a
+    whole world for one bad thread, Qwen2.5-0.5B wrote a new bad one as often as not, and the
+    initialisation then failed for a part the story did not need."""
+    labels = labels_in(material)
+    return [x for x in items if not any(labels_in(t) & labels or degenerate_problem(t) for t in texts(x))]
 
 
 def first_of_each(items: Iterable[T], texts: Callable[[T], Iterable[str]], seen: set[str]) -> list[T]:

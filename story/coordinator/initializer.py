@@ -16,7 +16,7 @@ import msgspec
 from story.coordinator.material import (  # noqa: F401 - the caps are part of this module's interface
     DEFINITION_CHARS, HISTORY_MESSAGES, MESSAGE_CHARS, OPENING_CHARS, compose_material,
 )
-from story.coordinator.init_text import first_of_each, text_problems
+from story.coordinator.init_text import first_of_each, text_problems, usable
 from story.coordinator.recovery import HistoryMessage
 from story.narrative.rebranch import LineDraft
 from story.narrative.state import init_narrative_snapshot
@@ -117,15 +117,18 @@ def proposal_texts(p: InitProposal) -> list[tuple[str, str]]:
     return out
 
 
-def with_fresh_ids(p: InitProposal, protected: str) -> InitProposal:
+def with_fresh_ids(p: InitProposal, protected: str, material: str) -> InitProposal:
     """Every id distinct (see ``fresh_ids``): nothing in a first world refers to another id. A
     thread or seed owned by the protected character is not taken (no schema can exclude a name),
-    nor one whose clue or invitation an earlier one has (``first_of_each``)."""
+    nor a background, thread or seed whose text copies the material's labels or loops (``usable``),
+    nor a thread whose clue or invitation an earlier one has (``first_of_each``)."""
     mine = lambda t: norm_name(t.owner) == norm_name(protected)  # noqa: E731
     seen: set[str] = set()
     own = lambda t: (t.clue, t.invitation)  # noqa: E731
-    p = msgspec.structs.replace(p, undercurrents=first_of_each([t for t in p.undercurrents if not mine(t)], own, seen),
-                                seeds=first_of_each([t for t in p.seeds if not mine(t)], own, seen))  # fmt: skip
+    told = lambda t: (t.title, t.clue, t.invitation)  # noqa: E731
+    threads = lambda items: first_of_each(usable([t for t in items if not mine(t)], told, material), own, seen)  # noqa: E731
+    p = msgspec.structs.replace(p, backgrounds=usable(p.backgrounds, lambda g: (g.title, g.summary), material),
+                                undercurrents=threads(p.undercurrents), seeds=threads(p.seeds))  # fmt: skip
     ids = iter(fresh_ids([p.foreground.id, *(g.id for g in p.backgrounds), *(t.id for t in p.undercurrents),
                           *(t.id for t in p.seeds)], ()))  # fmt: skip
     rename = lambda items: [msgspec.structs.replace(x, id=next(ids)) for x in items]  # noqa: E731
@@ -157,13 +160,16 @@ async def initialize_story(model: StoryModelConfig, ctx: StoryContext, persona: 
     )  # fmt: skip
     source = compose_material(persona, history, current_input)
     msgs = [ChatMessage("system", system), ChatMessage("user", source.text)]
-    check = lambda v: [*init_problems(with_fresh_ids(v, persona.name), persona.name, policy),  # noqa: E731
-                       *text_problems(proposal_texts(v), source.text)]
+    def check(v: InitProposal) -> list[str]:
+        taken = with_fresh_ids(v, persona.name, source.text)
+        return [*init_problems(taken, persona.name, policy), *text_problems(proposal_texts(taken), source.text)]
+
     out = await call_structured(model, ctx, "story_init.world", msgs, InitProposal, check,
                                 constraints=init_constraints(policy))  # fmt: skip
     if not out.ok:
         return InitResult(None, None, [*source.diagnostics, *out.diagnostics, Diagnostic("story_init_failed")], out.usage)
-    p: InitProposal = with_fresh_ids(out.value, persona.name)
+    p: InitProposal = with_fresh_ids(out.value, persona.name, source.text)
+    notes = [*source.diagnostics, *out.diagnostics, *_left_out(out.value, p)]
     try:
         world = create_world_snapshot(
             Foreground(p.foreground.id, p.foreground.title, p.foreground.summary, participants=[persona.name]),
@@ -173,9 +179,18 @@ async def initialize_story(model: StoryModelConfig, ctx: StoryContext, persona: 
             policy=policy, seed=seed,
         )
     except WorldInvalid as exc:
-        return InitResult(None, None, [*source.diagnostics, *out.diagnostics, Diagnostic("story_init_failed", str(exc))],
-                          out.usage)
+        return InitResult(None, None, [*notes, Diagnostic("story_init_failed", str(exc))], out.usage)
     narrative = init_narrative_snapshot(Line(p.main.theme, p.main.direction, p.main.experience),
                                         Line(p.sub.theme, p.sub.direction, p.sub.experience))
     narrative = msgspec.structs.replace(narrative, emotion=EmotionState(label=p.emotion_label or "curious"))
-    return InitResult(world, narrative, [*source.diagnostics, *out.diagnostics], out.usage)
+    return InitResult(world, narrative, notes, out.usage)
+
+
+def _left_out(asked: InitProposal, taken: InitProposal) -> list[Diagnostic]:
+    """How many backgrounds, undercurrents and seeds of the answer the world did not take."""
+    counts = {part: len(getattr(asked, part)) - len(getattr(taken, part)) for part in ("backgrounds", "undercurrents", "seeds")}
+    if not any(counts.values()):
+        return []
+    said = ", ".join(f"{n} {part}" for part, n in counts.items() if n)
+    return [Diagnostic("story_init_parts_left_out", f"the first world left out {said} (owned by the protected character, "
+                       "a copy of another thread, or text that copies the material or loops)", counts)]

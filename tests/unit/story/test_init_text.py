@@ -2,7 +2,7 @@
 carries the material's labels or loops; of threads sharing a clue only the first is taken. The Actor is shown the stage and copies it. Each case is one Qwen2.5-0.5B wrote for a
 Chinese group."""
 
-from story.coordinator.init_text import first_of_each, labels_in, text_problems
+from story.coordinator.init_text import first_of_each, labels_in, text_problems, usable
 from story.coordinator.initializer import PersonaSource, compose_material
 from story.coordinator.recovery import HistoryMessage
 from story.coordinator.turn import BeforeActorInput, StoryCoordinator
@@ -78,3 +78,27 @@ async def test_a_world_whose_threads_share_one_clue_starts_with_the_first_of_the
         BeforeActorInput(ctx(), "zhouheng", PERSONA, None, "u2", "帮我分析一下", 2, HISTORY))
     assert res.outcome == "prepared" and len(m.calls("story_init.world")) == 1
     assert [u.owner for u in res.candidate.world.undercurrents] == ["灰烬公会"] and res.candidate.world.seed_pool == []
+
+
+def test_usable_leaves_out_the_parts_whose_text_copies_a_label_or_loops():
+    loop = "客观的人会帮助我们找到共识，共同达成目标。客观的人会帮助我们找到共识，共同达成目标。"
+    threads = [("追查", "Headline: 冷静的分析师", "井边见"), ("追查", loop, "井边见"), ("追查", "旧档案馆的标记", "井边见")]
+    assert usable(threads, lambda t: t, material()) == [threads[2]]
+
+
+async def test_a_world_starts_without_the_background_and_thread_it_could_not_take():
+    bad_thread = {"id": "uc-x", "owner": "盐商队", "title": "追查", "clue": "Recent messages:\n用户: 我今天有点难过",
+                  "invitation": "井边见"}  # fmt: skip
+    bad_background = {"id": "bg-x", "title": "Headline: 冷静的分析师", "summary": "Personality: 理性", "kind": "progress",
+                      "countdown": 3}  # fmt: skip
+    answer = dict(INIT, undercurrents=[bad_thread, *INIT["undercurrents"]], backgrounds=[*INIT["backgrounds"], bad_background])
+    m = ScriptedModel().enqueue("story_init.world", answer).enqueue("story.prepare", NORMAL)
+    m.enqueue("story.plan_cycle", PLAN)
+    res = await StoryCoordinator(cfg(m), MemoryReader()).before_actor(
+        BeforeActorInput(ctx(), "zhouheng", PERSONA, None, "u2", "帮我分析一下", 2, HISTORY))
+    assert res.outcome == "prepared" and len(m.calls("story_init.world")) == 1  # no repair asked
+    world = res.candidate.world
+    assert "盐商队" not in [u.owner for u in world.undercurrents] and "Ash Guild" in [u.owner for u in world.undercurrents]
+    assert [g.title for g in world.backgrounds] == ["The patrol returns"]
+    (note,) = [d for d in res.diagnostics if d.code == "story_init_parts_left_out"]
+    assert note.data == {"backgrounds": 1, "undercurrents": 1, "seeds": 0}, note
