@@ -1,4 +1,4 @@
-"""Step 1 of a turn: what the turn knows before any model call (one session, four queries)."""
+"""Step 1 of a turn: what the turn knows before any model call (one reading session, four queries)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.conversations.settings import ConversationSettings
+from app.db.engine import reads_only
 from app.db.models import Conversation
 from app.turns import loader
 from app.turns.loader import LoadedAgents
@@ -47,6 +48,7 @@ async def load_context(sessions: async_sessionmaker[AsyncSession], started: Star
     """A turn without a user message is a Continue: it continues from the last user message."""
     turn, conv, user_msg = started.turn, started.conversation, started.user_message
     async with sessions() as session:
+        await reads_only(session)
         agents = await loader.load_agents(session, conv.id)
         stats = await loader.direct_stats(session, turn.owner_id, [p.id for p in agents.profiles])
         lore = await entries_for_turn(session, conv.id, agents.rows)
