@@ -38,7 +38,7 @@ from app.turns.context import TurnContext, load_context
 from app.turns.cross_step import run_cross
 from app.turns.drafts import DraftChannel
 from app.turns.plugins import ActorPrep, Emit, StageMetric, TurnInfo, TurnPlugin, await_beside
-from app.turns.quality import COPY_SHARE, AllRepliesDropped, copies, sibling_problem
+from app.turns.quality import AllRepliesDropped, repeats_sibling
 from app.turns.judge import judge_reply, regeneration_note
 from app.turns.actor_prompt import ActorPrompt, actor_prompt, add_lore
 from app.turns.replies import Reply, generate_checked
@@ -395,12 +395,12 @@ class TurnPipeline:
                               stage_material=material, stage_texts=tuple(t for _, p in preps for t in p.stage_texts))  # fmt: skip
         reply = await self.generate_reply(ctx, agent, prompt, job.channel, run.claimed_texts)
         await job.confirmed.wait()  # saved once the selection is known (and, if speculative, agrees)
-        if not reply.dropped and _duplicates(reply.text, run.claimed_texts):
+        if not reply.dropped and repeats_sibling(reply.text, run.claimed_texts):
             # Replies run concurrently: a near-copy of one claimed meanwhile gets one more try.
             again = await self.generate_reply(ctx, agent, prompt.retry(["duplicate"]), job.channel, run.claimed_texts)
             again.regenerated_for = [*reply.regenerated_for, "duplicate: same as another reply this turn"]
             reply = again
-            if not reply.dropped and _duplicates(reply.text, run.claimed_texts):
+            if not reply.dropped and repeats_sibling(reply.text, run.claimed_texts):
                 await _drop_copy(job.channel, reply)
         if not reply.dropped:
             # Claimed with no await since the check: a reply finishing beside it is checked against it.
@@ -549,15 +549,6 @@ def _quality(reply: Reply) -> dict[str, Any]:
     if reply.judge_runs:
         out["judge"] = [{**r.record(), "verdict": msgspec.to_builtins(r.value)} for r in reply.judge_runs]
     return out
-
-
-def _duplicates(text: str, earlier: list[str]) -> bool:
-    if sibling_problem(text, earlier) is not None:
-        return True
-    # Either way round, as ``repeats_earlier`` counts on what was saved: a reply inside one written
-    # beside it ("周衡，你有啥问题吗？" beside "周衡，你有啥问题吗？如果需要，可以和我聊聊。", Qwen2.5-0.5B,
-    # written concurrently), or one that says the other again and adds a line, is that reply again.
-    return any(copies(text, e) >= COPY_SHARE for e in earlier)
 
 
 async def _drop_copy(channel: DraftChannel, reply: Reply) -> None:

@@ -338,6 +338,18 @@ def sibling_problem(text: str, earlier_replies: Sequence[str]) -> str | None:
     return None
 
 
+def repeats_sibling(text: str, earlier: Sequence[str]) -> bool:
+    """A reply of this turn that is another reply of it again (``earlier``: those claimed before it)."""
+    if sibling_problem(text, earlier) is not None:
+        return True
+    # Either way round, as ``repeats_earlier`` counts on what was saved: a reply inside one written
+    # beside it ("周衡，你有啥问题吗？" beside "周衡，你有啥问题吗？如果需要，可以和我聊聊。", Qwen2.5-0.5B,
+    # written concurrently), or one that says the other again and adds a line, is that reply again;
+    # so is one that opens with the other's sentence (a run of ``WINDOW_RUN`` tokens: "我建议你在存钱之前
+    # 先还信用卡。这是因为信用卡是…" from two members of one turn, Qwen2.5-0.5B).
+    return any(copies(text, e) >= COPY_SHARE or longest_run(text, e) >= WINDOW_RUN for e in earlier)
+
+
 def own_vocative(text: str, own_names: Sequence[str]) -> str | None:
     """The companion's own name opening the reply as a vocative ("周衡，我理解你的感受" written by
     周衡; "周衡你好！"), if so: a line written to itself."""
