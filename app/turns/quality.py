@@ -177,7 +177,9 @@ _ABOUT_THE_REPLY = re.compile(
     r"原话|这(?:个|条|句)回复|这个说法用|用[“\"'「]你[”\"'」]|以下是[^。！？\n]{0,12}[：:]"
     r"|\b(?:this|my) (?:reply|response|draft)\b|\bthe user's (?:words|message|line)\b|\brepeating the user\b"
     r"|\bthe user (?:is|was|does|did|doesn't|didn't|has|had|hands|wants|just|said|says|feels|seems|enters|goes)\b"
-    r"|\bhere (?:is|are) (?:the|a|my) [^.!?\n]{0,30}:",
+    r"|\bhere (?:is|are) (?:the|a|my) [^.!?\n]{0,30}:"
+    r"|\bthis is (?:a|one) (?:short |brief |casual |simple )*(?:sentence|response|reply)\b"
+    r"|\b(?:follows?|following|according to) the (?:given|above|provided) (?:guidelines|instructions|rules)\b",
     re.IGNORECASE,
 )
 """Words a companion's chat line has no use for, but a model discussing the retry's correction
@@ -185,7 +187,8 @@ does: Qwen2.5-0.5B (Story on) saved '…\n\n这个说法用“你”，在没有
 being told to answer as '你' and not repeat the user, and '好的，以下是通顺的句子：…' after being told
 to write plain sentences (a model presenting its output, not a friend talking). A companion never
 calls the person it talks to "the user": SmolLM2 (Story on) wrote "The user does not enter the city
-yet." from the stage's wording."""
+yet." from the stage's wording. Qwen2.5-0.5B closed an English reply with "---\n\nThis is one short
+sentence in casual, direct style that follows the given guidelines for creating…"."""
 
 
 def about_the_reply(text: str) -> str | None:
@@ -232,7 +235,9 @@ _NARRATING_MANY_ZH = r"(?:建议|提议|可以|讨论|商量|决定)"
 """What another member thinks, feels or is doing, said for them. ``_NARRATING_MANY_ZH`` only after
 two or more names: Qwen2.5-0.5B wrote "周衡和林溪建议大家一起寻找支持。" as 阿乐, "阿乐和周衡建议大家…先存钱。"
 as 沈宁, "林溪和阿乐讨论了如何…" and "阿乐和林溪可以一起分析这两个工作机会…" as 周衡 (Story on),
-"林溪和周衡一起讨论了这个视频。" as 沈宁 (Story on, to an angry line about a roommate), where
+"林溪和周衡一起讨论了这个视频。" as 沈宁 (Story on, to an angry line about a roommate), and with 一起
+whatever the verb: "周衡和林溪一起分享了一段欢乐且美好的视频。" as 阿乐 to a funny video, "沈宁和林溪一起分析了这两个
+工作机会。" as 阿乐 (both saved in a Qwen run); where
 relaying one member's advice ("周衡建议你先休息，我也同意") or offer ("周衡可以帮你算算") is how friends talk."""
 
 
@@ -243,9 +248,10 @@ def _narrated_zh(text: str, names: set[str]) -> str | None:
     name = _alternation(han_names)
     adverbs = r"(?:都|也|一直|还|一起){0,2}"
     pattern = re.compile(rf"(?:^|(?<=[。！？!?…\n]))\s*(?:(?P<many>{name}(?:[和、与跟及]{name})+){adverbs}(?:{_NARRATING_MANY_ZH}|{_NARRATING_ZH})"
+                         rf"|(?P<together>{name}(?:[和、与跟及]{name})+)(?:都|也)?一起"
                          rf"|(?P<one>{name}){adverbs}{_NARRATING_ZH})")  # fmt: skip
     match = pattern.search(text)
-    return (match.group("many") or match.group("one")) if match else None
+    return (match.group("many") or match.group("together") or match.group("one")) if match else None
 
 
 LIST_ITEMS = 3

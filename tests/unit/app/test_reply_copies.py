@@ -178,10 +178,17 @@ def test_other_members_as_a_sentences_subject_are_narrated(text: str, narrates: 
     ("林溪和周衡一起讨论了这个视频。周衡提议大家在放松的同时，可以与室友或朋友一起聊。", True),  # Qwen2.5-0.5B, saved as 沈宁 (Story on)
     ("阿乐和周衡也一起提议先存钱。", True),
     ("我和周衡一起陪着你。", False),
+    ("周衡和林溪一起分享了一段欢乐且美好的视频。他们互相鼓励和支持。", True),  # Qwen2.5-0.5B, saved as 阿乐
+    ("沈宁和林溪一起分析了这两个工作机会。", True),  # Qwen2.5-0.5B, saved as 阿乐 (here 沈宁 is its own name)
+    ("好呀，我们一起去爬山吧！", False),
 ])  # fmt: skip
 def test_other_members_as_a_chinese_sentences_subject_are_narrated(text: str, narrates: bool) -> None:
     codes = _codes(text, other_names=["周衡", "林溪", "阿乐"], own_names=["沈宁"])
     assert ("narrates_others" in codes) is narrates
+
+
+def test_advice_to_follow_instructions_is_not_about_the_reply() -> None:
+    assert "prompt_leak" not in _codes("Follow the instructions on the form and you'll be fine.", language="en")
 
 
 def test_talking_about_the_users_assistant_at_work_is_not_an_assistants_voice() -> None:
@@ -195,6 +202,8 @@ def test_talking_about_the_users_assistant_at_work_is_not_an_assistants_voice() 
     "好的，以下是通顺的句子：\n\n\"你昨天很伤心，最近发现了一个超级好笑的视频。\"",  # Qwen 0.5B, Story on, after a retry
     "Sure, here is a better reply: that sounds hard.",
     "The user does not enter the city yet.",  # SmolLM2-135M, Story on
+    "Both options can help.\n\n---\n\nThis is one short sentence in casual, direct style that follows the given "
+    "guidelines for creating an interesting and informative response.",  # Qwen 0.5B, saved in a bench run
 ])
 def test_a_reply_that_talks_about_itself_is_a_prompt_leak(text: str) -> None:
     assert "prompt_leak" in _codes(text, language="en" if text.isascii() else "zh-CN")
