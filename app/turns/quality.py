@@ -353,7 +353,17 @@ def repeats_sibling(text: str, earlier: Sequence[str]) -> bool:
     # written concurrently), or one that says the other again and adds a line, is that reply again;
     # so is one that opens with the other's sentence (a run of ``WINDOW_RUN`` tokens: "我建议你在存钱之前
     # 先还信用卡。这是因为信用卡是…" from two members of one turn, Qwen2.5-0.5B).
-    return any(copies(text, e) >= COPY_SHARE or longest_run(text, e) >= WINDOW_RUN for e in earlier)
+    return any(repeat_of(text, e) is not None for e in earlier)
+
+
+def repeat_of(text: str, earlier: str) -> str | None:
+    """How ``text`` says ``earlier`` again (``COPY_SHARE`` of it, or a run of ``WINDOW_RUN``
+    tokens), if it does: ``repeats_earlier`` against the window, and between a turn's replies."""
+    if (share := copies(text, earlier)) >= COPY_SHARE:
+        return f"{share:.0%} the same as an earlier message"
+    if (run := longest_run(text, earlier)) >= WINDOW_RUN:
+        return f"says {run} tokens of an earlier message again"
+    return None
 
 
 def own_vocative(text: str, own_names: Sequence[str]) -> str | None:
@@ -402,13 +412,8 @@ def copy_problems(text: str, *, user_text: str, window: Sequence[str], scaffoldi
     problems = []
     if user_text and (share := copies(text, user_text)) >= COPY_SHARE:
         problems.append(f"echoes_user: {share:.0%} the same as the user's message")
-    for earlier in window:
-        if (share := copies(text, earlier)) >= COPY_SHARE:
-            problems.append(f"repeats_earlier: {share:.0%} the same as an earlier message")
-            break
-        if (run := longest_run(text, earlier)) >= WINDOW_RUN:
-            problems.append(f"repeats_earlier: says {run} tokens of an earlier message again")
-            break
+    if (repeat := next((r for e in window if (r := repeat_of(text, e)) is not None), None)) is not None:
+        problems.append(f"repeats_earlier: {repeat}")
     persona_run = longest_run(text, persona)
     runs = [(longest_run(text, s), PROMPT_RUN) for s in scaffolding] + [(persona_run, PERSONA_RUN)]
     runs += [(longest_run(text, s), STAGE_RUN) for s in stage]

@@ -61,8 +61,7 @@ def usable(items: Iterable[T], texts: Callable[[T], Iterable[str]], material: st
     world starts without such a background or thread, as without a copied one: asked to repair a
     whole world for one bad thread, Qwen2.5-0.5B wrote a new bad one as often as not, and the
     initialisation then failed for a part the story did not need."""
-    labels = labels_in(material)
-    return [x for x in items if not any(labels_in(t) & labels or degenerate_problem(t) for t in texts(x))]
+    return [x for x in items if not text_problems((("", t) for t in texts(x)), material)]
 
 
 def first_of_each(items: Iterable[T], texts: Callable[[T], Iterable[str]], seen: set[str]) -> list[T]:
