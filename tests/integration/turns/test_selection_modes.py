@@ -234,7 +234,10 @@ async def test_a_close_second_slot_leaves_the_clear_first_speaker_to_the_scorer_
 
     async def slow_pick(req: Any) -> dict[str, Any]:
         asked.append("\n".join(m.content for m in req.messages))
-        await asyncio.sleep(0.5)  # longer than the rest of the turn before a reply's first words
+        # far longer than the rest of the turn before a reply's first words: ``firstDelta`` counts
+        # from the turn's start, so a pause of the whole process (once 1 s in a full CI run) must
+        # not read as waiting for this answer
+        await asyncio.sleep(2.5)
         return {"selectedAgentIds": [joker["id"]], "reason": "换个轻松的声音"}
 
     world.handlers["select"] = slow_pick
