@@ -139,6 +139,20 @@ async def request_stop(sessions: async_sessionmaker[AsyncSession], owner_id: str
         return run
 
 
+async def stop_in(session: AsyncSession, owner_id: str, conversation_id: str, reason: str) -> str | None:
+    """In the caller's transaction (a user message being stored): ask the conversation's running
+    run to stop, one statement. The id of the run newly asked; None when none runs or it was
+    already asked (the first reason stands)."""
+    a = AutoRun.__table__.c
+    done = await session.execute(
+        update(AutoRun.__table__)
+        .where(a.running_lock == conversation_id, a.owner_id == owner_id, a.stop_requested_at.is_(None))
+        .values(stop_requested_at=utcnow(), stop_reason=reason)
+        .returning(a.id)
+    )  # fmt: skip
+    return done.scalar()
+
+
 async def running_auto_turn(session: AsyncSession, conversation_id: str) -> str | None:
     """The conversation's running turn when it is an auto turn."""
     return await session.scalar(select(Turn.id).where(Turn.running_lock == conversation_id, Turn.trigger == "auto"))

@@ -21,6 +21,7 @@ from app.events.outbox import Outbox
 from app.events.sink import CLOSED
 from app.errors import ModelNotConfigured
 from app.messages.service import check_content
+from app.messages.store import InTransaction
 from app.messages.service import to_out as message_out
 from app.turns import reaper, repository
 from app.turns.cancel import request_cancel
@@ -42,8 +43,8 @@ class TurnController(Controller):
         check_content(data.content, state.settings.limits)
         started = await auto_service.before_user_message(  # a user message ends auto mode at once
             state, principal.user_id, conversation_id,
-            lambda: start_or_replay(state, principal, conversation_id, data.content, data.idempotency_key,
-                                    streamed=wants_stream(request)),
+            lambda stop_auto: start_or_replay(state, principal, conversation_id, data.content, data.idempotency_key,
+                                              streamed=wants_stream(request), in_transaction=stop_auto),
         )  # fmt: skip
         if isinstance(started, Response):
             return started
@@ -74,15 +75,24 @@ def wants_stream(request: Request) -> bool:
 
 async def start_or_replay(state: State, principal: Principal, conversation_id: str, content: str | None,
                           idempotency_key: str | None, *, streamed: bool = False,
+                          in_transaction: InTransaction | None = None,
                           ) -> repository.StartedTurn | Response[Any]:  # fmt: skip
     """A new running turn (``content`` None: a Continue), or the replayed turn of a known key:
     as JSON (a 409 while it still runs), or, asked with ``Accept: text/event-stream``, as the
-    stream it was (its logged events from the start, then live if it still runs)."""
+    stream it was (its logged events from the start, then live if it still runs).
+    ``in_transaction`` also runs in the transaction that stores the user message."""
     if not model_configured(state.model, "actor"):
         raise ModelNotConfigured("actor")
+    stored = state.turn_pipeline.user_message_stored
+
+    async def in_message_transaction(session: AsyncSession, conv_id: str) -> None:
+        await stored(session, conv_id)
+        if in_transaction is not None:
+            await in_transaction(session, conv_id)
+
     started = await repository.start_turn(
         state.sessions, principal.user_id, conversation_id, content, idempotency_key,
-        stale_after_s=state.settings.turn_timeout_s * 2, in_transaction=state.turn_pipeline.user_message_stored,
+        stale_after_s=state.settings.turn_timeout_s * 2, in_transaction=in_message_transaction,
     )  # fmt: skip
     await reaper.announce(state.event_hub, started.abandoned)  # the dead turn this one took over
     if not started.replay:

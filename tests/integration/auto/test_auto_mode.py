@@ -129,6 +129,23 @@ async def test_a_user_message_stops_auto_mode_within_one_reply_and_is_answered(t
     assert saved == []  # the reply being written was taken back
 
 
+async def test_a_user_message_between_auto_turns_ends_the_run_with_the_message(turn_api: Api, world: World, engine):
+    """No auto turn holds the lock while the run pauses between turns: the message is stored at
+    once, and the stop is written in its transaction, so no auto turn follows it."""
+    conv = await _group_with_a_message(turn_api)
+    _chatty(world)
+    assert (await start_auto(turn_api, conv["id"], turns=5, delay_ms=20_000)).status_code == 201
+    while (state := await auto_state(turn_api, conv["id"]))["turnsDone"] < 1:  # the first turn, then the pause
+        await asyncio.sleep(0.05)
+    assert state["status"] == "running", state
+
+    resp = await post_turn(turn_api, conv["id"], "莉娅，等一下，我想说句话")
+    assert resp.status_code == 201 and resp.json()["status"] == "completed", resp.text
+    ended = await until_ended(turn_api, conv["id"], timeout_s=5)  # woken, not at the end of its 20 s pause
+    assert ended["status"] == "stopped" and ended["reason"] == "user_message" and ended["turnsDone"] == 1, ended
+    assert [t.status for t in await auto_turns(engine, conv["id"])] == ["completed"]
+
+
 async def test_auto_mode_limits(turn_api: Api, settings):
     conv, _ = await make_group(turn_api)
     empty = await start_auto(turn_api, conv["id"], turns=2)
