@@ -1,10 +1,11 @@
 """Stopping auto mode, from ``DELETE …/auto`` or a user message, on whichever replica is asked.
 
 The stop is written on the run's row first (for a user message, in the transaction that stores
-it), then the running auto turn (if any) is stopped through the turn's own Stop path (``request_cancel``: the turn ends ``cancelled``, a reply already
-saved stays, the draft being written is taken back). A user message never waits behind auto mode
-and is never lost: it stops the run, cancels the auto turn holding the conversation's lock and
-waits (at most ``USER_WAIT_S``) for the lock, then is accepted like any message.
+it), then the running auto turn (if any) is stopped through the turn's own Stop path
+(``request_cancel``: the turn ends ``cancelled``, a reply already saved stays, the draft being
+written is taken back). A user message never waits behind auto mode and is never lost: it stops
+the run, cancels the auto turn holding the conversation's lock and waits (at most
+``USER_WAIT_S``) for the lock, then is accepted like any message.
 """
 
 from __future__ import annotations

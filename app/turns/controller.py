@@ -21,8 +21,8 @@ from app.events.outbox import Outbox
 from app.events.sink import CLOSED
 from app.errors import ModelNotConfigured
 from app.messages.service import check_content
-from app.messages.store import InTransaction
 from app.messages.service import to_out as message_out
+from app.messages.store import InTransaction
 from app.turns import reaper, repository
 from app.turns.cancel import request_cancel
 from app.turns.schemas import TurnCreate
