@@ -88,6 +88,7 @@ ZH = Words(
         "speaks_as_user": "那是用户的经历，不是你的：直接对用户说，别说成自己的事", "assistant_voice": "你是朋友，不是助手，像朋友一样聊天",
         "reads_as_list": "像朋友聊天那样说一两句，不要列清单", "narrates_others": "直接跟用户说话，别讲其他伙伴怎么样",
         "addresses_itself": "别叫自己的名字，直接对用户说",
+        "addresses_members": "这句是回给用户的：直接对用户说，别点其他伙伴的名",
         "glad_about_distress": "用户现在不好受：别说高兴，先体谅他的感受",
         "sorry_about_joy": "用户现在很开心：别说抱歉或遗憾，跟他一起开心",
     },
@@ -122,6 +123,7 @@ EN = Words(
         "reads_as_list": "say it in a sentence or two, as a friend would, not as a list",
         "narrates_others": "talk to the user; don't describe the other companions",
         "addresses_itself": "don't call yourself by name; talk to the user",
+        "addresses_members": "this answers the user: talk to them, not to the other companions by name",
         "glad_about_distress": "they are having a hard time: don't say you're glad, show you care",
         "sorry_about_joy": "they are happy: don't say you're sorry, share the joy",
     },
@@ -144,6 +146,7 @@ class ReplyChecks(msgspec.Struct, frozen=True, kw_only=True):
     scaffolding: tuple[str, ...] = ()
     persona: str = ""
     stage: tuple[str, ...] = ()  # the stage material's rules and texts (a Story stage's event, clues, …)
+    to_user: bool = True  # False: a cross reply, which answers another member
 
 
 class ActorPrompt(msgspec.Struct, frozen=True, kw_only=True):
@@ -232,7 +235,7 @@ def actor_prompt(
     window = tuple(m.content for m in recent) + tuple(text for _, text in this_turn)
     checks = ReplyChecks(
         language=language, own_names=(agent.name, *(agent.aliases or [])), other_names=tuple(others),
-        user_text=user_text or "", window=window, persona=persona, stage=stage_texts,
+        user_text=user_text or "", window=window, persona=persona, stage=stage_texts, to_user=cross_target is None,
         scaffolding=(rules, scene, *notes, words.retry_lead, words.lore_title, *words.fixes.values(), words.continue_cue),
     )  # fmt: skip
     request = ModelRequest(messages=messages, purpose=purpose, max_tokens=ACTOR_MAX_TOKENS,

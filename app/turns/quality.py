@@ -15,6 +15,9 @@ companion (measured with ``overlap``, thresholds from the labelled pairs in
   text, or the agent's own label after the start (a transcript, not a reply);
 - ``speaks_as_user``: a first-person stretch of the user's message said as the companion's own
   ("我非常高兴我升职了！" to "我升职了，太开心了！"): the user's event or feeling taken over;
+- ``addresses_members``: a reply to the user that opens by calling two or more members by name
+  ("Lia, Joy, Ning, I hope you're feeling better today."): it speaks to the group, not the user
+  (not checked on a cross reply, which answers a member);
 - ``narrates_others``: a sentence that opens with other members as its subject ("Lia, Joy, and
   Ning are all happy about their promotion.", "Lia and Joy should start saving." — Qwen2.5-0.5B,
   as one member, about the others): a report on the group, not a reply to the user;
@@ -132,11 +135,13 @@ def reply_problems(
     scaffolding: Sequence[str] = (),
     persona: str = "",
     stage: Sequence[str] = (),
+    to_user: bool = True,
 ) -> list[str]:
     """Every problem, each as ``code: detail`` (the code is what analytics groups by).
 
     ``user_text`` is the message answered, ``window`` the messages before it, ``scaffolding`` the
-    prompt's own fixed wording, ``persona`` the persona definition it was given."""
+    prompt's own fixed wording, ``persona`` the persona definition it was given; ``to_user`` False
+    for a cross reply, which answers another member (and may call members by name)."""
     problems: list[str] = []
     if not text.strip():
         return ["empty: the reply is empty"]
@@ -156,6 +161,8 @@ def reply_problems(
         problems.append(f"speaks_as_other: a line is labelled '{label}:'")
     if (name := own_vocative(text, own_names)) is not None:
         problems.append(f"addresses_itself: opens by calling '{name}', its own name")
+    if to_user and (called := members_called(text, other_names, own_names)) is not None:
+        problems.append(f"addresses_members: opens by calling '{called}', other members, not the user")
     if user_text and (taken := users_own_words(text, user_text)):
         problems.append(f"speaks_as_user: says the user's '{taken}' as its own")
     elif user_text and (claimed := takes_the_users_feeling(text, user_text)):
@@ -375,6 +382,25 @@ def own_vocative(text: str, own_names: Sequence[str]) -> str | None:
         if rest is not None and re.match(r"\s*(?:[，,!！]|你好|您好)", rest):
             return name
     return None
+
+
+def members_called(text: str, other_names: Sequence[str], own_names: Sequence[str] = ()) -> str | None:
+    """Two or more members called by name at the reply's start, at least one of them another's
+    ("Lia, Joy, Ning, I hope you're feeling better today.", "林溪、周衡，你们…"), if so: a reply to
+    the user that speaks to the other members. Qwen2.5-0.5B opened the planner's answer to a budget
+    question so, and saved it; one name ("周衡，你说得对") is how a member turns to another."""
+    others = {n.strip() for n in other_names if n.strip()}
+    names = others | {n.strip() for n in own_names if n.strip()}
+    if not others:
+        return None
+    name = _alternation(names)
+    joined = rf"(?:\s*[,，、]\s*(?:and\s+|&\s*)?|\s+(?:and|&)\s+|\s*[和与跟]\s*)"
+    pattern = re.compile(rf"^\s*(?:(?:hey|hi|hello|dear|嘿|嗨|哈喽)[\s,，]*)?({name}(?:{joined}{name})+)\s*[,，!！:：]",
+                         re.IGNORECASE)  # fmt: skip
+    match = pattern.match(text)
+    if match is None or not any(o.casefold() in match.group(1).casefold() for o in others):
+        return None
+    return match.group(1)
 
 
 def speaker_label(text: str, other_names: Sequence[str], own_names: Sequence[str] = ()) -> str | None:

@@ -94,6 +94,7 @@ async def generate_checked(
             text, language=checks.language, max_chars=max_chars, other_names=checks.other_names,
             earlier_replies=earlier_replies, own_names=checks.own_names, user_text=checks.user_text,
             window=checks.window, scaffolding=checks.scaffolding, persona=checks.persona, stage=checks.stage,
+            to_user=checks.to_user,
         )  # fmt: skip
         if not problems:
             return Reply(agent_id=agent.id, text=text, model=result.model, usage=usage, attempts=attempt,

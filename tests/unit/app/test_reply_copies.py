@@ -187,6 +187,31 @@ def test_other_members_as_a_chinese_sentences_subject_are_narrated(text: str, na
     assert ("narrates_others" in codes) is narrates
 
 
+@pytest.mark.parametrize(("text", "language", "flagged"), [
+    ("Lia, Joy, Ning, I hope you're feeling better today.", "en", True),  # Qwen2.5-0.5B, the planner, saved
+    ("Lia and Joy, let's cheer them up!", "en", True),
+    ("Hey Lia, Joy, what do you think?", "en", True),
+    ("Joy, what do you think?", "en", False),  # one member: turning to another
+    ("I think Lia, Joy and Ning would agree.", "en", False),  # names inside the sentence
+    ("Lia and Joy are right, sleep on it.", "en", False),  # no call: a subject (narrates_others decides)
+    ("林溪、周衡，你们怎么看？", "zh-CN", True),
+    ("林溪和周衡，我们一起帮帮他吧。", "zh-CN", True),
+    ("周衡，你说得对。", "zh-CN", False),
+    ("我和林溪，都在这里陪你。", "zh-CN", False),  # itself and one other: not a call
+    ("大家好呀！", "zh-CN", False),
+])  # fmt: skip
+def test_a_reply_to_the_user_that_calls_other_members_addresses_them(text: str, language: str, flagged: bool) -> None:
+    names = (["Lia", "Joy", "Ning"], ["Heng"]) if language == "en" else (["周衡", "林溪", "阿乐"], ["沈宁"])
+    codes = _codes(text, language=language, other_names=names[0], own_names=names[1])
+    assert ("addresses_members" in codes) is flagged
+
+
+def test_a_cross_reply_may_call_members_by_name() -> None:
+    problems = reply_problems("Lia, Joy, you both have a point.", language="en", max_chars=500,
+                              other_names=["Lia", "Joy"], earlier_replies=[], own_names=["Heng"], to_user=False)  # fmt: skip
+    assert problems == []
+
+
 def test_advice_to_follow_instructions_is_not_about_the_reply() -> None:
     assert "prompt_leak" not in _codes("Follow the instructions on the form and you'll be fine.", language="en")
 
