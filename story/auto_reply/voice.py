@@ -5,6 +5,8 @@ user" rules), beyond a ``Name:`` prefix and a copy of the anchor (see ``validate
   managed to open it", "我成功说服了她"); the user may attempt, the story decides;
 - **narrating another character's reaction** in the third person ("Lia smiles", "她点了点头",
   an action in asterisks about someone else): the user never writes the characters' part;
+- **the user in the third person** ("The user is feeling down today…", "用户觉得…"): a
+  description of the user, as the prompt words it, not their message;
 - **quoting the character's lines**: the option is essentially a quoted stretch of the anchor's
   words (with at most a short attribution around it, ``“手令呢？”守卫问道``), i.e. it re-speaks
   the character instead of answering. Asking about a line ("What do you mean by “…”?") is the
@@ -57,6 +59,18 @@ MIN_QUOTE_KEY_CHARS = 6  # shorter shared words ("你好", "ok") are not a quota
 MAX_FRAME_KEY_CHARS = 5  # what may surround such a quote ("守卫问道", "she asks") and still be one
 
 
+_THE_USER = re.compile(
+    r"\bthe user(?:'s)? (?:is|was|are|feels?|felt|says?|said|wants?|wanted|has|had|seems?|just|does|did|doesn't"
+    r"|didn't|can't|thinks?|needs?|(?:is|was) (?:feeling|trying|asking|looking))\b"
+    r"|用户(?:说|觉得|感到|感觉|正在|想|需要|心情|今天)",
+    re.IGNORECASE,
+)
+"""The user named in the third person, as a prompt names them: Qwen2.5-0.5B offered "The user is
+feeling down today and they're not sure why. What do you want to know about it?" as something the
+user would send. The user's own message says "I"; "the user manual" and "用户的需求" (one's own
+company's users) are not this."""
+
+
 def voice_problems(text: str, names: Iterable[str], anchor_text: str) -> list[str]:
     """Each rule the option breaks, as a short phrase for the repair turn."""
     names = [n for n in names if n and n.strip()]
@@ -66,6 +80,8 @@ def voice_problems(text: str, names: Iterable[str], anchor_text: str) -> list[st
     third = _third_person(names)
     if third.search(text) or any(third.search(m.group(1)) for m in _ACTION.finditer(text)):
         out.append("describes how another character reacts, in the third person (write only what the user says or does)")
+    if _THE_USER.search(text):
+        out.append('talks about "the user" in the third person (write as the user, saying "I")')
     anchor_key = comparison_key(anchor_text)
     for m in _QUOTED.finditer(text):
         key = comparison_key(m.group(1))

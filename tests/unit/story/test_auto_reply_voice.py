@@ -36,6 +36,19 @@ def test_quoting_the_characters_line_is_rejected(text, anchor):
     assert any("quotes the character" in p for p in voice_problems(text, ["莉娅", "Lia"], anchor))
 
 
+@pytest.mark.parametrize(("text", "flagged"), [
+    ("The user is feeling down today and they're not sure why. What do you want to know about it?", True),  # Qwen 0.5B
+    ("The user just got promoted and wants to celebrate.", True),
+    ("用户觉得很难过，不知道该怎么办。", True),
+    ("用户今天心情不好。", True),
+    ("I read the user manual twice and it still won't connect.", False),
+    ("我们公司的用户需求又变了，好烦。", False),
+    ("I'm feeling down today and I don't know why.", False),
+])  # fmt: skip
+def test_the_user_in_the_third_person_is_not_the_users_own_line(text, flagged):
+    assert any('"the user"' in p for p in voice_problems(text, ["莉娅", "Lia"], "")) is flagged
+
+
 @pytest.mark.parametrize(("text", "anchor"), [
     ("我试着说服莉娅让我进城。", ANCHOR_ZH),  # an attempt, not a result
     ("莉娅，你笑起来真好看。", ANCHOR_ZH),  # addressing her, not narrating her
