@@ -173,7 +173,7 @@ def reply_problems(
         problems.append(f"reads_as_list: {items} numbered or bulleted lines")
     if (phrase := machine_voice(text)) is not None:
         problems.append(f"assistant_voice: '{phrase}' is an assistant's line, not a companion's")
-    if (glad := glad_about_distress(text)) is not None:
+    if (glad := glad_about_distress(text, user_text)) is not None:
         problems.append(f"glad_about_distress: '{glad}' is glad about the user's bad feeling")
     if user_text and (sorry := sorry_about_joy(text, user_text)) is not None:
         problems.append(f"sorry_about_joy: '{sorry}' condoles a line that is happy")

@@ -33,11 +33,25 @@ _GLAD_ZH = re.compile(
 )
 
 
-def glad_about_distress(text: str) -> str | None:
-    """The first phrase in ``text`` that is glad about the user's bad feeling, if any."""
+_BETTER_EN = re.compile(r"\b(?:glad|happy|great|good|nice)\s+(?:to\s+(?:hear|see|know)\s+)?(?:that\s+)?"
+                        r"you(?:'re|\s+are)\s+(?:feeling\s+)?(?:(?:so\s+)?much\s+)?better\b", re.IGNORECASE)
+_BETTER_ZH = re.compile(r"(?:高兴|开心|太好了|真好)(?:听到|看到|知道)?你(?:现在|已经)?(?:感觉|心情)?好(?:多|些|一点)了")
+_RECOVERED = re.compile(r"\bbetter\b|好多了|好些了|好一点了|没事了", re.IGNORECASE)
+
+
+def glad_about_distress(text: str, user_text: str = "") -> str | None:
+    """The first phrase in ``text`` that is glad about the user's bad feeling, if any; or, to a
+    line that names a bad feeling or bad news and no recovery, glad that the user feels better
+    (Qwen2.5-0.5B saved "I'm glad you're feeling better!" to "My roommate broke my headphones
+    again and I'm furious.")."""
     for pattern in (_GLAD_EN, _GLAD_ZH):
         if match := pattern.search(text):
             return match.group(0)
+    bad = says_distress(user_text) or _BAD_NEWS_ZH.search(user_text) or _BAD_NEWS_EN.search(user_text)
+    if user_text and bad and not _RECOVERED.search(user_text):
+        for pattern in (_BETTER_EN, _BETTER_ZH):
+            if match := pattern.search(text):
+                return match.group(0)
     return None
 
 

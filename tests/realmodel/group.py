@@ -131,7 +131,7 @@ def saved_reply_problems(messages: list[dict[str, Any]], names: dict[str, str], 
             problems.append("speaks_as_user")
         if machine_voice(m["content"]) is not None:
             problems.append("assistant_voice")
-        if glad_about_distress(m["content"]) is not None:
+        if glad_about_distress(m["content"], users[-1] if users else "") is not None:
             problems.append("glad_about_distress")
         if users and sorry_about_joy(m["content"], users[-1]) is not None:
             problems.append("sorry_about_joy")

@@ -39,6 +39,19 @@ def test_gladness_about_something_else_passes(text: str) -> None:
 FUNNY = "我今天看到一个超好笑的视频，笑死我了"
 
 
+@pytest.mark.parametrize(("user", "reply", "flagged"), [
+    ("My roommate broke my headphones again and I'm furious.", "I'm glad you're feeling better! It's okay to feel upset.",
+     True),  # Qwen2.5-0.5B, saved as the joker's reply
+    ("I feel really down today and I don't know why.", "So glad to hear you're feeling much better.", True),
+    ("室友又把我的耳机弄坏了，气死我了！", "很高兴你感觉好多了！", True),
+    ("I was sad yesterday but I'm feeling better now.", "Glad you're feeling better!", False),  # the user said so
+    ("昨天很难过，今天好多了。", "很高兴你好多了！", False),
+    ("I got promoted today!", "Glad you're feeling better!", False),  # nothing bad said: not this rule
+])  # fmt: skip
+def test_glad_the_user_feels_better_after_a_bad_line_that_says_no_such_thing(user: str, reply: str, flagged: bool) -> None:
+    assert (glad_about_distress(reply, user) is not None) is flagged
+
+
 @pytest.mark.parametrize(("user", "reply"), [
     (FUNNY, "对不起听到消息！"),  # Qwen2.5-0.5B, Story on: saved as the joker's whole answer
     (FUNNY, "听到这个消息我很难过，你还好吗？"), ("我升职了！太开心了", "真遗憾，别灰心。"),
