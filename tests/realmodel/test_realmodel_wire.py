@@ -40,15 +40,21 @@ async def _turn(api: Api, conv_id: str, text: str, attempts: int = 3) -> dict[st
     return turn
 
 
-def _model_path(run: dict[str, Any], stage: str) -> None:
+PLAN_CUT_OFF = "cut off by the token limit"
+
+
+def _model_path(run: dict[str, Any], stage: str, *, cut_off_allowed: bool = False) -> None:
     """Answered by the model and decoded. A semantic rule a 135M model may break (e.g. the same
-    agent as speaker and addressee) is a fallback with named problems; a wire failure never is."""
+    agent as speaker and addressee) is a fallback with named problems; a wire failure never is.
+    ``cut_off_allowed``: an answer that ran to its token budget is the model looping, not the wire
+    (the cross-reply plan: SmolLM2-135M once looped inside its JSON twice running, in a fresh-clone
+    run on SQLite, as it did in ``story.settle`` below)."""
     if run["source"] == "llm":
         return
     error = run.get("error") or {}
     assert error.get("code") == "invalid_model_output", (stage, run)
-    problems = error.get("problems") or []
-    assert problems and not [p for p in problems if any(w in p for w in DECODE_FAILURES)], (stage, run)
+    problems = [p for p in error.get("problems") or [] if not (cut_off_allowed and PLAN_CUT_OFF in p)]
+    assert error.get("problems") and not [p for p in problems if any(w in p for w in DECODE_FAILURES)], (stage, run)
 
 
 def _structured_stages_on_model_path(turn: dict[str, Any]) -> None:
@@ -67,7 +73,7 @@ def _structured_stages_on_model_path(turn: dict[str, Any]) -> None:
         assert turn["status"] == "failed" and turn["error"]["code"] == "all_replies_dropped", turn.get("error")
         return
     for run in orch["crossReplyPlan"]["runs"]:
-        _model_path(run, "cross_reply.plan")
+        _model_path(run, "cross_reply.plan", cut_off_allowed=True)
 
 
 async def test_zh_group_turns_decode_every_structured_stage_on_the_model_path(real_api: Api):
