@@ -212,12 +212,17 @@ def narrated_members(text: str, other_names: Sequence[str], own_names: Sequence[
     """The other members named as the subject at the start of a sentence, followed by a verb, if
     any ("Lia is right" and "周衡说得对" excepted). The companion's own name may be one of the
     subjects ("Lia, Heng, Joy, and Ning are planning…", written by Ning); at least one is another's."""
-    others = {n.strip() for n in other_names if n.strip()}
-    names = others | {n.strip() for n in own_names if n.strip()}
+    others, names = _member_names(other_names, own_names)
     for found in (_narrated_en(text, names), _narrated_zh(text, names)):
         if found is not None and any(o.casefold() in found.casefold() for o in others):
             return found
     return None
+
+
+def _member_names(other_names: Sequence[str], own_names: Sequence[str]) -> tuple[set[str], set[str]]:
+    """The other members' names, and those with the companion's own, trimmed."""
+    others = {n.strip() for n in other_names if n.strip()}
+    return others, others | {n.strip() for n in own_names if n.strip()}
 
 
 def _alternation(names: Iterable[str]) -> str:
@@ -389,8 +394,7 @@ def members_called(text: str, other_names: Sequence[str], own_names: Sequence[st
     ("Lia, Joy, Ning, I hope you're feeling better today.", "林溪、周衡，你们…"), if so: a reply to
     the user that speaks to the other members. Qwen2.5-0.5B opened the planner's answer to a budget
     question so, and saved it; one name ("周衡，你说得对") is how a member turns to another."""
-    others = {n.strip() for n in other_names if n.strip()}
-    names = others | {n.strip() for n in own_names if n.strip()}
+    others, names = _member_names(other_names, own_names)
     if not others:
         return None
     name = _alternation(names)

@@ -47,8 +47,7 @@ def glad_about_distress(text: str, user_text: str = "") -> str | None:
     for pattern in (_GLAD_EN, _GLAD_ZH):
         if match := pattern.search(text):
             return match.group(0)
-    bad = says_distress(user_text) or _BAD_NEWS_ZH.search(user_text) or _BAD_NEWS_EN.search(user_text)
-    if user_text and bad and not _RECOVERED.search(user_text):
+    if user_text and _sad_or_bad_news(user_text) and not _RECOVERED.search(user_text):
         for pattern in (_BETTER_EN, _BETTER_ZH):
             if match := pattern.search(text):
                 return match.group(0)
@@ -66,11 +65,15 @@ _BAD_NEWS_EN = re.compile(r"\b(?:broke|broken|lost|died|dead|sick|ill|fail(?:ed)
 _BAD_NEWS_ZH = re.compile(r"(?:坏了|弄坏|丢了|去世|生病|病了|失败|没考过|没通过|被裁|分手|哭|糟糕|倒霉|不开心|不高兴|不好笑)")
 
 
+def _sad_or_bad_news(user_text: str) -> bool:
+    return bool(says_distress(user_text) or _BAD_NEWS_ZH.search(user_text) or _BAD_NEWS_EN.search(user_text))
+
+
 def sorry_about_joy(text: str, user_text: str) -> str | None:
     """The condolence in ``text`` for a line of the user's that is only happy or funny, if any."""
     if not (_JOY_EN.search(user_text) or _JOY_ZH.search(user_text)):
         return None
-    if says_distress(user_text) or _BAD_NEWS_ZH.search(user_text) or _BAD_NEWS_EN.search(user_text):
+    if _sad_or_bad_news(user_text):
         return None
     for pattern in (_SORRY_EN, _SORRY_ZH):
         if match := pattern.search(text):

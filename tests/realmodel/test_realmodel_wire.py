@@ -40,7 +40,7 @@ async def _turn(api: Api, conv_id: str, text: str, attempts: int = 3) -> dict[st
     return turn
 
 
-PLAN_CUT_OFF = "cut off by the token limit"
+CUT_OFF = "cut off by the token limit"
 
 
 def _model_path(run: dict[str, Any], stage: str, *, cut_off_allowed: bool = False) -> None:
@@ -53,7 +53,7 @@ def _model_path(run: dict[str, Any], stage: str, *, cut_off_allowed: bool = Fals
         return
     error = run.get("error") or {}
     assert error.get("code") == "invalid_model_output", (stage, run)
-    problems = [p for p in error.get("problems") or [] if not (cut_off_allowed and PLAN_CUT_OFF in p)]
+    problems = [p for p in error.get("problems") or [] if not (cut_off_allowed and CUT_OFF in p)]
     assert error.get("problems") and not [p for p in problems if any(w in p for w in DECODE_FAILURES)], (stage, run)
 
 
@@ -114,9 +114,6 @@ async def test_en_group_turn_with_a_mention_and_suggestions_on_the_model_path(re
 
 
 WIRE_FAILURES = ("model_failed", "model_timeout")
-
-
-CUT_OFF = "cut off by the token limit"
 
 
 def _story_calls_decoded(story: dict[str, Any]) -> None:
