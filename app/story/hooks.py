@@ -27,6 +27,7 @@ from app.story.messages import DbMessageReader, load_history
 from app.story.repository import StoredState, StoryScope
 from app.story.rewind import rewind_stories
 from app.turns import loader
+from app.turns.actor_prompt import words_for
 from app.turns.plugins import ActorPrep, ReplyExtras, StageMetric, TurnInfo, TurnPlugin
 from story.coordinator.envelope import deserialize_state
 from story.coordinator.initializer import PersonaSource
@@ -55,11 +56,14 @@ def story_config(info: TurnInfo) -> StorySettings | None:
     return info.config.story if info.config.story.enabled else None
 
 
-def persona_of(agent: Any) -> PersonaSource:
-    parts = [("Headline", agent.headline), ("Description", agent.description),
-             ("Personality", agent.personality_prompt), ("Tone", agent.tone_prompt),
-             ("Instructions", agent.default_prompt), ("Guardrails", agent.guardrails_prompt)]  # fmt: skip
-    definition = "\n".join(f"{t}: {v.strip()}" for t, v in parts if v and v.strip())
+def persona_of(agent: Any, language: str = "en") -> PersonaSource:
+    """The Story's persona, its parts titled in the conversation's language as the actor's are
+    (``actor_prompt.words_for``): in a Chinese chat, English titles were copied into the worlds."""
+    words = words_for(language)
+    headline, description, _, personality, tone, instructions, guardrails = words.titles
+    parts = [(headline, agent.headline), (description, agent.description), (personality, agent.personality_prompt),
+             (tone, agent.tone_prompt), (instructions, agent.default_prompt), (guardrails, agent.guardrails_prompt)]
+    definition = "\n".join(f"{t}{words.colon}{v.strip()}" for t, v in parts if v and v.strip())
     return PersonaSource(agent.name, definition, agent.story_background or "")
 
 
@@ -103,7 +107,7 @@ def _inputs(*, turn_id: str, user_message_id: str, user_text: str, seq: int, lan
     def for_agent(agent: Any) -> Any:
         def build(envelope: bytes | None, history: list[Any]) -> BeforeActorInput:
             ctx = story_context(turn_id, user_message_id, agent.id, language)
-            return BeforeActorInput(ctx, agent.id, persona_of(agent), envelope, user_message_id, user_text, seq,
+            return BeforeActorInput(ctx, agent.id, persona_of(agent, language), envelope, user_message_id, user_text, seq,
                                     history, seed=seed)  # fmt: skip
         return build
 
@@ -204,7 +208,7 @@ class StoryHooks(TurnPlugin):
             ctx = story_context(info.turn_id, info.user_message_id, agent_id, info.language)
             coordinator = self.coordinator(cfg, info.conversation_id)
             inp = BeforeActorInput(
-                ctx, agent_id, persona_of(agent), adopted.envelope if adopted else stored.envelope,
+                ctx, agent_id, persona_of(agent, info.language), adopted.envelope if adopted else stored.envelope,
                 info.user_message_id, "" if info.continuation else info.user_text, info.user_message_seq, history,
                 seed=cfg.seed, continuation=info.continuation, prior_failures=repository.prior_failures(stored),
                 deferred=True,  # the settle pass and the plan cycle run beside the actor

@@ -16,6 +16,7 @@ import msgspec
 from story.coordinator.material import (  # noqa: F401 - the caps are part of this module's interface
     DEFINITION_CHARS, HISTORY_MESSAGES, MESSAGE_CHARS, OPENING_CHARS, compose_material,
 )
+from story.auto_reply.text import is_chinese
 from story.coordinator.init_text import first_of_each, text_problems, usable
 from story.coordinator.recovery import HistoryMessage
 from story.narrative.rebranch import LineDraft
@@ -148,17 +149,30 @@ SYSTEM = (
     "{lang}. Answer in JSON."
 )
 
+SYSTEM_ZH = (
+    "你要围绕角色{name}搭起一个互动故事。根据材料写出：此刻正在发生的前景事件（foreground），最多{bg}个场外背景"
+    "（backgrounds，倒计时 countdown 为 1-6），最多{uc}条隐藏暗流（undercurrents）和最多{seeds}颗以后再用的种子"
+    "（seeds），每条都属于材料里已有的人或群体（owner，不能是{name}），再写一条主线（main）和一条副线（sub）。"
+    "只有已经确定的事才能当作事实写；以后的发展只是打算，不是已经发生的事。材料里还没有对话时，此刻的事件就是"
+    "{name}和用户刚开始聊天。用你自己的话写：不要照抄材料里的设定、标签或用户的原话，每句话只写一次。"
+    "id 用简短且不重复的英文短词（最多{ids}个字符）。文字要短：标题和 owner 最多{title}字，summary 最多{summary}字，"
+    "clue 和 invitation 最多{clue}字；主副线的 theme 最多{theme}字，direction 最多{direction}字，experience 最多"
+    "{experience}字；情绪标签（emotion_label）用一个词。全部文字用简体中文。只回答 JSON。"
+)
+"""The initializer's instructions for a Chinese conversation, in Chinese (as the actor's are): in
+English, Qwen2.5-0.5B copied the material's headings and the persona's labels into its worlds."""
+
 
 async def initialize_story(model: StoryModelConfig, ctx: StoryContext, persona: PersonaSource,
                            history: list[HistoryMessage], current_input: str, seed: int = 731) -> InitResult:
     """``world``/``narrative`` are None when the model was unavailable or invalid twice."""
     policy = WorldPolicy(protected_owners=[persona.name])
-    system = SYSTEM.format(
+    system = (SYSTEM_ZH if is_chinese(ctx.language) else SYSTEM).format(
         name=persona.name, lang=ctx.language, bg=policy.backgrounds_max, uc=policy.undercurrents_max, seeds=SEEDS_MAX,
         ids=b.ID_CHARS, title=b.TITLE_CHARS, summary=b.SUMMARY_CHARS, clue=b.CLUE_CHARS, theme=b.THEME_CHARS,
         direction=b.DIRECTION_CHARS, experience=b.EXPERIENCE_CHARS,
     )  # fmt: skip
-    source = compose_material(persona, history, current_input)
+    source = compose_material(persona, history, current_input, language=ctx.language)
     msgs = [ChatMessage("system", system), ChatMessage("user", source.text)]
     def check(v: InitProposal) -> list[str]:
         taken = with_fresh_ids(v, persona.name, source.text)

@@ -12,6 +12,8 @@ characters (a Chinese character counts one). The parts are filled in this order:
 6. the persona again, with what is left.
 
 The definition and the opening share the persona's room fairly (a short opening stays whole).
+The material's headings and the user's label are in the conversation's language (``Labels``):
+Qwen2.5-0.5B, given English headings in a Chinese chat, wrote "Recent messages:" into its world.
 Whatever is shortened is said in a diagnostic with the amounts: ``material_persona_shortened``
 (``part``, ``kept``, ``of`` characters, ``budget``, ``material``) and ``material_recent_trimmed``
 when even the last turns had to be trimmed. Only an input longer than the budget makes the
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from story.auto_reply.text import is_chinese
 from story.coordinator.recovery import HistoryMessage
 from story.tools.common import Diagnostic
 from story.tools.material import ACTION_BUDGET, ACTION_LIMIT, PLAN_BUDGET, PLAN_LIMIT, bound_material
@@ -61,6 +64,26 @@ class TurnMaterial(msgspec.Struct, frozen=True):
         return [d for d in self.diagnostics if d.data.get("material") == material]
 
 
+class Labels(msgspec.Struct, frozen=True):
+    """The material's headings and the user's speaker label, in one language."""
+
+    character: str
+    definition: str
+    opening: str
+    recent: str
+    current: str
+    user: str
+    colon: str
+
+
+EN = Labels("Character", "Definition", "Opening", "Recent messages", "Current input", "User", ": ")
+ZH = Labels("角色", "设定", "开场", "最近消息", "本轮输入", "用户", "：")
+
+
+def labels_for(language: str) -> Labels:
+    return ZH if is_chinese(language) else EN
+
+
 def fair_caps(lengths: list[int], room: int) -> list[int]:
     """Water-filling: all whole if they fit, else the short ones whole and the long ones cut to
     one common length, so that the sum stays within ``room``."""
@@ -84,23 +107,25 @@ def kept_chars(length: int, k: int) -> int:
     return length if length <= k else max(0, k - 1)
 
 
-def render(name: str, definition: str, opening: str, lines: list[str], current_input: str) -> str:
-    return (f"Character: {name}\nDefinition:\n{definition}\n\nOpening:\n{opening}\n\nRecent messages:\n"
-            + "\n".join(lines) + (f"\n\nCurrent input: {current_input}" if current_input else ""))
+def render(name: str, definition: str, opening: str, lines: list[str], current_input: str, words: Labels = EN) -> str:
+    w, c = words, words.colon
+    return (f"{w.character}{c}{name}\n{w.definition}{c.rstrip()}\n{definition}\n\n{w.opening}{c.rstrip()}\n{opening}\n\n"
+            f"{w.recent}{c.rstrip()}\n" + "\n".join(lines) + (f"\n\n{w.current}{c}{current_input}" if current_input else ""))
 
 
 def compose_material(persona: PersonaSource, history: list[HistoryMessage], current_input: str,
-                     budget: int | None = None, material: str = "init") -> Material:
-    """The material in ``budget`` characters (None: the caps per part only)."""
+                     budget: int | None = None, material: str = "init", language: str = "en") -> Material:
+    """The material in ``budget`` characters (None: the caps per part only), labelled in ``language``."""
+    words = labels_for(language)
     recent = [m for m in history if not m.deleted][-HISTORY_MESSAGES:]
-    labels = [f"{m.name or m.role}: " for m in recent]
+    labels = [f"{words.user if m.role == 'user' and words is ZH else m.name or m.role}{words.colon}" for m in recent]
     contents = [m.content[:MESSAGE_CHARS] for m in recent]
     full = {"definition": persona.definition, "opening": persona.opening}
     parts = [persona.definition[:DEFINITION_CHARS], persona.opening[:OPENING_CHARS]]
     msg_caps, first, persona_caps = [len(c) for c in contents], 0, [len(p) for p in parts]
     diags: list[Diagnostic] = []
     if budget is not None:
-        left = budget - len(render(persona.name, "", "", [], current_input))
+        left = budget - len(render(persona.name, "", "", [], current_input, words))
         need = sum(persona_caps)
         p_floor = min(need, budget // PERSONA_FLOOR, max(0, left))
         left -= p_floor
@@ -132,7 +157,7 @@ def compose_material(persona: PersonaSource, history: list[HistoryMessage], curr
                                     f"for {room}", {"part": part, "kept": kept, "of": len(text), "budget": budget,
                                                     "material": material}))  # fmt: skip
     lines = [f"{labels[i]}{cut(contents[i], msg_caps[i])}" for i in range(first, len(recent))]
-    text = render(persona.name, cut(parts[0], persona_caps[0]), cut(parts[1], persona_caps[1]), lines, current_input)
+    text = render(persona.name, cut(parts[0], persona_caps[0]), cut(parts[1], persona_caps[1]), lines, current_input, words)
     return Material(text, diags)
 
 
@@ -143,10 +168,12 @@ def bounded(m: Material, limit: int, material: str) -> Material:
     return Material(text, [*m.diagnostics, *notes])
 
 
-def turn_material(persona: PersonaSource, history: list[HistoryMessage], current_input: str) -> TurnMaterial:
+def turn_material(persona: PersonaSource, history: list[HistoryMessage], current_input: str,
+                  language: str = "en") -> TurnMaterial:  # fmt: skip
     def both(text: str) -> tuple[Material, Material]:
-        return (bounded(compose_material(persona, history, text, ACTION_BUDGET, "action"), ACTION_LIMIT, "action"),
-                bounded(compose_material(persona, history, text, PLAN_BUDGET, "plan"), PLAN_LIMIT, "plan"))
+        action = compose_material(persona, history, text, ACTION_BUDGET, "action", language)
+        plan = compose_material(persona, history, text, PLAN_BUDGET, "plan", language)
+        return bounded(action, ACTION_LIMIT, "action"), bounded(plan, PLAN_LIMIT, "plan")
 
     action, plan = both(current_input)
     past_action, past_plan = both("") if current_input else (action, plan)

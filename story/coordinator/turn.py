@@ -176,7 +176,7 @@ class StoryCoordinator:
             out.diagnostics.append(Diagnostic("state_too_large", "the Story is halted for this scope until it is reset"))
             return out
         decision = decide_start(state, inp.history, inp.agent_id, inp.source_position)
-        material = turn_material(inp.persona, inp.history, inp.user_text)  # adoption never sees the new input
+        material = turn_material(inp.persona, inp.history, inp.user_text, inp.context.language)  # adoption never sees the new input
         out.diagnostics += material.diagnostics
         if decision == "adopt" and state is not None:
             state = await self._adopt(state, inp, out, material.past_action)
@@ -224,7 +224,7 @@ class StoryCoordinator:
             return AdoptResult(None, [Diagnostic("story_state_unreadable", str(exc)[:300])])
         if state is None or decide_start(state, inp.history, inp.agent_id, state.source_position) != "adopt":
             return AdoptResult(None, [Diagnostic("nothing_to_adopt")])
-        material = turn_material(inp.persona, inp.history, "")
+        material = turn_material(inp.persona, inp.history, "", inp.context.language)
         out.diagnostics += material.of("action")
         adopted = await self._adopt(state, inp, out, material.past_action)
         if adopted is None or out.outcome == "advance_pending":
@@ -264,7 +264,7 @@ class StoryCoordinator:
         if init.world is None or init.narrative is None:
             return AdoptResult(None, init.diagnostics, calls, usage)
         state = StoryState(inp.agent_id, init.world, init.narrative, source_position=inp.source_position)
-        material = turn_material(inp.persona, inp.history, "")
+        material = turn_material(inp.persona, inp.history, "", inp.context.language)
         out.diagnostics += material.of("plan")
         state = replace(state, narrative=await self._plan_if_needed(state, inp.context, out, material.past_plan))
         try:

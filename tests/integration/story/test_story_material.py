@@ -30,7 +30,8 @@ async def test_a_40000_character_persona_leaves_the_input_and_last_turns_to_ever
     assert story["outcome"] == "waiting_for_acceptance", story
     for purpose in ("story_init.world", "story.prepare", "story.plan_cycle"):
         prompt = requests(world, purpose)[0].messages[-1].content
-        assert f"Current input: {U1}" in prompt, purpose
+        assert f"本轮输入：{U1}" in prompt, purpose  # the material in the chat's language
+        assert "角色：莉娅\n设定：\n简介：城门守卫\n描述：Lia keeps" in prompt and "Headline" not in prompt, purpose
     assert len(requests(world, "story.prepare")[0].messages[-1].content) < ACTION_BUDGET + 1500
     shortened = {d["data"]["material"]: d["data"] for d in story["diagnostics"] if d["code"] == "material_persona_shortened"}
     assert set(shortened) == {"init", "action", "plan"}, story["diagnostics"]
@@ -43,7 +44,7 @@ async def test_a_40000_character_persona_leaves_the_input_and_last_turns_to_ever
     assert story2["outcome"] == "waiting_for_acceptance", story2
     advance = requests(world, "story.advance")[0].messages[-1].content  # the adoption of A1
     assert U1 in advance and A1 in advance and U2 not in advance
-    assert f"Current input: {U2}" in requests(world, "story.prepare")[1].messages[-1].content
+    assert f"本轮输入：{U2}" in requests(world, "story.prepare")[1].messages[-1].content
     assert A1 in requests(world, "story.prepare")[1].messages[-1].content
     assert [d["data"]["material"] for d in story2["diagnostics"] if d["code"] == "material_persona_shortened"] == \
         ["action", "plan"]

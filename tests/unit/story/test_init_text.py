@@ -102,3 +102,24 @@ async def test_a_world_starts_without_the_background_and_thread_it_could_not_tak
     assert [g.title for g in world.backgrounds] == ["The patrol returns"]
     (note,) = [d for d in res.diagnostics if d.code == "story_init_parts_left_out"]
     assert note.data == {"backgrounds": 1, "undercurrents": 1, "seeds": 0}, note
+
+
+async def test_a_chinese_chat_is_initialised_with_chinese_instructions_and_material():
+    """In English, Qwen2.5-0.5B copied the headings and the persona's labels into its Chinese worlds."""
+    import msgspec
+
+    m = ScriptedModel().enqueue("story_init.world", INIT).enqueue("story.prepare", NORMAL)
+    m.enqueue("story.plan_cycle", PLAN)
+    zh = msgspec.structs.replace(ctx(), language="zh-CN")
+    res = await StoryCoordinator(cfg(m), MemoryReader()).before_actor(
+        BeforeActorInput(zh, "zhouheng", PERSONA, None, "u2", "帮我分析一下", 2, HISTORY))
+    assert res.outcome == "prepared"
+    system, source = (msg.content for msg in m.calls("story_init.world")[0].messages[:2])
+    assert system.startswith("你要围绕角色周衡") and "不能是周衡" in system and "Answer in JSON" not in system
+    assert source.startswith("角色：周衡\n设定：\n") and "最近消息：\n用户：我今天有点难过" in source
+    assert source.endswith("本轮输入：帮我分析一下")
+    english = ScriptedModel().enqueue("story_init.world", INIT).enqueue("story.prepare", NORMAL)
+    english.enqueue("story.plan_cycle", PLAN)
+    await StoryCoordinator(cfg(english), MemoryReader()).before_actor(
+        BeforeActorInput(ctx(), "zhouheng", PERSONA, None, "u2", "help me", 2, HISTORY))
+    assert english.calls("story_init.world")[0].messages[0].content.startswith("You set up an interactive story")

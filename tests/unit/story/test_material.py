@@ -169,3 +169,17 @@ async def test_a_turn_with_a_long_persona_shows_every_model_the_input_and_record
     assert f"user: {u1}" in adv and "Lia takes the key and studies the mark." in adv and u2 not in adv
     assert f"Current input: {u2}" in m.calls("story.prepare")[1].messages[-1].content
     assert [d.data["material"] for d in r2.diagnostics if d.code == "material_persona_shortened"] == ["action", "plan"]
+
+
+def test_a_chinese_chat_gets_the_material_in_chinese_labels_and_the_user_as_用户():
+    """Qwen2.5-0.5B copied the English headings ("Recent messages:") into a Chinese world."""
+    persona = PersonaSource("莉亚", "简介：城门守卫", "你们站在城门口。")
+    history = [HistoryMessage("m1", "user", "你好，我想进城。", name="User"),
+               HistoryMessage("m2", "agent", "先登记一下。", agent_id="a1", name="莉亚")]  # fmt: skip
+    m = compose_material(persona, history, "我把钥匙交给莉亚。", PLAN_BUDGET, "plan", language="zh-CN")
+    assert m.text == ("角色：莉亚\n设定：\n简介：城门守卫\n\n开场：\n你们站在城门口。\n\n"
+                      "最近消息：\n用户：你好，我想进城。\n莉亚：先登记一下。\n\n本轮输入：我把钥匙交给莉亚。")
+    assert not any(w in m.text for w in ("Character", "Recent messages", "Current input", "User"))
+    assert compose_material(persona, history, "hi", language="en").text.startswith("Character: 莉亚\nDefinition:\n")
+    both = turn_material(persona, history, "我把钥匙交给莉亚。", "zh-CN")
+    assert both.action.endswith("本轮输入：我把钥匙交给莉亚。") and "最近消息：" in both.past_plan
