@@ -38,7 +38,7 @@ from app.turns.context import TurnContext, load_context
 from app.turns.cross_step import run_cross
 from app.turns.drafts import DraftChannel
 from app.turns.plugins import ActorPrep, Emit, StageMetric, TurnInfo, TurnPlugin, await_beside
-from app.turns.quality import AllRepliesDropped, repeats_sibling
+from app.turns.quality import AllRepliesDropped, all_unusable, repeats_sibling
 from app.turns.judge import judge_reply, regeneration_note
 from app.turns.actor_prompt import ActorPrompt, actor_prompt, add_lore
 from app.turns.replies import Reply, generate_checked
@@ -52,6 +52,7 @@ from app.turns.stages import StageRun, error_record
 from app.turns.understanding import offline_understanding, understand
 from app.turns.weights import WeightsStore
 from scheduling import SelectionDecision, SelectionOutcome, certain_speakers, fallback_emotion, fallback_intent, find_mentions
+from scheduling.selection.stand_in import stand_in
 
 log = logging.getLogger("app.turns")
 
@@ -305,8 +306,11 @@ class TurnPipeline:
         jobs = [j.task for j in run.jobs.values() if j.task is not None]
         if jobs:
             await asyncio.gather(*jobs)
-        run.timings["actor"] = _ms(t)
         primaries = [r for r in run.replies if r.kind == "primary"]
+        if primaries and all_unusable(primaries) and not mentions and not ctx.direct and not info.continuation:
+            await self._stand_in(ctx, run, emit, decision, primaries)
+            primaries = [r for r in run.replies if r.kind == "primary"]
+        run.timings["actor"] = _ms(t)
         kept = [r for r in primaries if not r.dropped]
 
         t = time.perf_counter()
@@ -318,6 +322,19 @@ class TurnPipeline:
         }  # fmt: skip
         if primaries and not kept:
             raise AllRepliesDropped([(r.agent_id, r.kind, r.problems) for r in primaries])
+
+    async def _stand_in(self, ctx: TurnContext, run: TurnRun, emit: Emit, decision: SelectionDecision,
+                        dropped: list[Reply]) -> None:  # fmt: skip
+        """Every chosen reply was dropped as unusable: the best-ranked member not yet tried answers
+        instead, once (``scheduling.selection.stand_in``), recorded as ``orchestration.standIn``. Not
+        for a member the user named (the caller's rule): the user asked for that one."""
+        agent_id = stand_in(decision.candidates, tried=set(run.jobs), resting=ctx.resting)
+        if agent_id is None:
+            return
+        run.orchestration["standIn"] = {"agentId": agent_id, "after": [r.agent_id for r in dropped]}
+        job = self._start(ctx, run, emit, agent_id, speculative=False)
+        job.confirmed.set()
+        await job.task  # type: ignore[misc]
 
     def _speculate(self, ctx: TurnContext, run: TurnRun, emit: Emit, mentions: list[str], weights: Any) -> list[str]:
         """When the LLM selector will run, the fallback scorer's pick on the offline reading of

@@ -454,6 +454,15 @@ def copy_problems(text: str, *, user_text: str, window: Sequence[str], scaffoldi
     return problems
 
 
+def all_unusable(replies: Sequence[Any]) -> bool:
+    """Every reply written and dropped for its text: another member may answer. Not when a model
+    error dropped one (a model that is down would fail a stand-in too, after another timeout), nor
+    when a plugin refused one before any call (``attempts`` 0: a Story waiting for recovery must
+    fail the request, as the seed's recovery table says)."""
+    return all(r.dropped and r.attempts > 0 for r in replies) and not any(
+        problem_code(p) == "model_error" for r in replies for p in r.problems)
+
+
 def problem_code(problem: str) -> str:
     return problem.split(":", 1)[0]
 

@@ -31,7 +31,7 @@ async def test_an_off_language_reply_is_regenerated_with_the_language_first(turn
 
 
 async def test_a_turn_with_every_reply_dropped_names_the_checks(turn_api: Api, world: World, engine) -> None:
-    conv, (gentle, planner, _) = await make_group(turn_api, replyLimit=2, selection={"mode": "llm"})
+    conv, (gentle, planner, third) = await make_group(turn_api, replyLimit=2, selection={"mode": "llm"})
     world.handlers["select"] = select(gentle["id"], planner["id"])
     world.handlers["actor"] = lambda req: "；" * 300 if speaker(req) == "周衡" else "I only speak English here."
     body = (await post_turn(turn_api, conv["id"], "大家怎么看？我好难过")).json()
@@ -40,9 +40,12 @@ async def test_a_turn_with_every_reply_dropped_names_the_checks(turn_api: Api, w
     error = body["error"]
     assert error["code"] == "all_replies_dropped"
     by_agent = {a["agentId"]: a["problems"] for a in error["details"]["agents"]}
-    assert by_agent == {gentle["id"]: ["wrong_script"], planner["id"]: ["no_words", "wrong_script"]}
+    # the one member not chosen stood in once (scheduling.selection.stand_in), and was dropped too
+    assert body["orchestration"]["standIn"] == {"agentId": third["id"], "after": [gentle["id"], planner["id"]]}
+    assert by_agent == {gentle["id"]: ["wrong_script"], planner["id"]: ["no_words", "wrong_script"],
+                        third["id"]: ["wrong_script"]}  # fmt: skip
     # each reply was regenerated once before it was dropped (a cancelled speculative draft aside)
-    assert all(body["orchestration"]["quality"][a]["attempts"] == 2 for a in (gentle["id"], planner["id"]))
+    assert all(body["orchestration"]["quality"][a]["attempts"] == 2 for a in (gentle["id"], planner["id"], third["id"]))
 
     read = (await turn_api.client.get(f"/v1/conversations/{conv['id']}/turns/{body['turnId']}", headers=ALICE)).json()
     assert read["status"] == "failed" and read["error"] == error
@@ -50,8 +53,31 @@ async def test_a_turn_with_every_reply_dropped_names_the_checks(turn_api: Api, w
         events = list(await s.scalars(sa_select(QualityEvent).where(QualityEvent.turn_id == body["turnId"])))
         decisions = list(await s.scalars(sa_select(SpeakerDecision).where(SpeakerDecision.turn_id == body["turnId"])))
     dropped = sorted((e.agent_id == planner["id"], e.reason) for e in events if e.action == "dropped")
-    assert dropped == [(False, "wrong_script"), (True, "no_words"), (True, "wrong_script")]
+    assert dropped == [(False, "wrong_script"), (False, "wrong_script"), (True, "no_words"), (True, "wrong_script")]
     assert len(decisions) == 3  # the failure is still analysable
+
+
+async def test_when_every_chosen_reply_is_dropped_the_next_ranked_member_answers_once(turn_api: Api, world: World) -> None:
+    """Qwen2.5-0.5B, one reply a turn with the Story on: three of four turns ended with no reply
+    while another member could still speak. The stand-in is the scorer's best not yet tried."""
+    conv, (gentle, planner, joker) = await make_group(turn_api, replyLimit=1, selection={"mode": "llm"})
+    world.handlers["select"] = select(planner["id"])
+    world.handlers["actor"] = lambda req: "；" * 300 if speaker(req) == "周衡" else f"{speaker(req)}在呢，慢慢说。"
+    body = (await post_turn(turn_api, conv["id"], "大家怎么看？我好难过")).json()
+
+    assert body["status"] == "completed", body["error"]
+    stand_in = body["orchestration"]["standIn"]
+    assert stand_in["after"] == [planner["id"]] and stand_in["agentId"] in (gentle["id"], joker["id"])
+    ranked = [c["agentId"] for c in sorted(body["orchestration"]["selection"]["candidates"], key=lambda c: c["rank"])]
+    assert stand_in["agentId"] == next(a for a in ranked if a != planner["id"])
+    assert [m["agentId"] for m in body["agentMessages"]] == [stand_in["agentId"]]
+    assert body["agentMessages"][0]["content"].endswith("在呢，慢慢说。")
+    assert body["orchestration"]["quality"][planner["id"]]["passed"] is False
+
+    # a member the user named has no stand-in: the user asked for that one
+    named = (await post_turn(turn_api, conv["id"], "周衡，你怎么看？")).json()
+    assert named["status"] == "failed" and named["error"]["code"] == "all_replies_dropped"
+    assert "standIn" not in named["orchestration"]
 
 
 async def test_model_errors_are_named_too(turn_api: Api, world: World) -> None:
