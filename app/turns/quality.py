@@ -247,7 +247,8 @@ _NARRATING_MANY_ZH = r"(?:建议|提议|可以|讨论|商量|决定)"
 """What another member thinks, feels or is doing, said for them. ``_NARRATING_MANY_ZH`` only after
 two or more names: Qwen2.5-0.5B wrote "周衡和林溪建议大家一起寻找支持。" as 阿乐, "阿乐和周衡建议大家…先存钱。"
 as 沈宁, "林溪和阿乐讨论了如何…" and "阿乐和林溪可以一起分析这两个工作机会…" as 周衡 (Story on),
-"林溪和周衡一起讨论了这个视频。" as 沈宁 (Story on, to an angry line about a roommate), and with 一起
+"林溪和周衡一起讨论了这个视频。" as 沈宁 (Story on, to an angry line about a roommate), "阿乐和林溪在讨论如何帮助
+解决这个问题。" as 沈宁 (Story on, the 在 of doing it now), and with 一起
 whatever the verb: "周衡和林溪一起分享了一段欢乐且美好的视频。" as 阿乐 to a funny video, "沈宁和林溪一起分析了这两个
 工作机会。" as 阿乐 (both saved in a Qwen run); where
 relaying one member's advice ("周衡建议你先休息，我也同意") or offer ("周衡可以帮你算算") is how friends talk."""
@@ -258,7 +259,7 @@ def _narrated_zh(text: str, names: set[str]) -> str | None:
     if not han_names:
         return None
     name = _alternation(han_names)
-    adverbs = r"(?:都|也|一直|还|一起){0,2}"
+    adverbs = r"(?:都|也|一直|还|一起|在|正){0,2}"  # 在 / 正: doing it right now ("阿乐和林溪在讨论…")
     pattern = re.compile(rf"(?:^|(?<=[。！？!?…\n]))\s*(?:(?P<many>{name}(?:[和、与跟及]{name})+){adverbs}(?:{_NARRATING_MANY_ZH}|{_NARRATING_ZH})"
                          rf"|(?P<together>{name}(?:[和、与跟及]{name})+)(?:都|也)?一起"
                          rf"|(?P<one>{name}){adverbs}{_NARRATING_ZH})")  # fmt: skip

@@ -197,7 +197,7 @@ async def run(base_url: str, model: str, languages: dict[str, int], story_turns:
                     first = (orch.get("timings") or {}).get("firstDelta")
                     turns.append({"language": language, "kept": len(kept), "s": round(seconds, 1),
                                   "firstWordsS": None if first is None else round(first / 1000, 1),
-                                  "calls": (orch.get("cost") or {}).get("modelCalls"),
+                                  "calls": (orch.get("cost") or {}).get("modelCalls"), "standIn": "standIn" in orch,
                                   "error": (turn.get("error") or {}).get("code")})  # fmt: skip
                     samples[language].append({"user": text, **{f"{group.names[m['agentId']]}"
                                               f"{'(cross)' if m.get('replyKind') == 'cross' else ''}": m["content"]
@@ -225,6 +225,7 @@ async def run(base_url: str, model: str, languages: dict[str, int], story_turns:
                     meta = (kept[0]["metadata"].get("story") or {}) if kept else {}
                     outcome = meta.get("outcome") if kept else "no_reply"
                     story[str(outcome)] += 1
+                    story["standIn"] += "standIn" in (turn.get("orchestration") or {})
                     samples["story"].append({"user": text, "outcome": str(outcome),
                                              **{group.names[m["agentId"]]: m["content"] for m in kept},
                                              "toolCalls": meta.get("toolCalls"),
@@ -232,8 +233,9 @@ async def run(base_url: str, model: str, languages: dict[str, int], story_turns:
         events = quality_events(db)
     return {"stages": summarize(ledger.calls), **replies(turns, events), "savedRecheck": dict(saved),
             "routing": routing_figures(routing), "suggestions": suggestion_figures(suggestions),
-            "story": {"turns": story_turns, "outcomes": dict(story),
-                      "waitingForAcceptance": story.get("waiting_for_acceptance", 0)},
+            "story": {"turns": story_turns, "outcomes": {k: v for k, v in story.items() if k != "standIn"},
+                      "waitingForAcceptance": story.get("waiting_for_acceptance", 0),
+                      "turnsWithAStandIn": story.get("standIn", 0)},
             "samples": samples}  # fmt: skip
 
 
@@ -250,6 +252,7 @@ def replies(turns: list[dict[str, Any]], events: list[tuple[str, str, str, str, 
     return {"replies": {"kept": kept, "dropped": len(dropped), "checkHits": dict(hits.most_common()),
                         "turns": len(turns), "turnsWithKeptReply": with_reply,
                         "turnsWithKeptReplyPct": round(100 * with_reply / max(1, len(turns)), 1),
+                        "turnsWithAStandIn": sum(1 for t in turns if t["standIn"]),
                         "turnErrors": dict(Counter(t["error"] for t in turns if t["error"])), "perLanguage": per_language}}  # fmt: skip
 
 

@@ -181,6 +181,10 @@ def test_other_members_as_a_sentences_subject_are_narrated(text: str, narrates: 
     ("周衡和林溪一起分享了一段欢乐且美好的视频。他们互相鼓励和支持。", True),  # Qwen2.5-0.5B, saved as 阿乐
     ("沈宁和林溪一起分析了这两个工作机会。", True),  # Qwen2.5-0.5B, saved as 阿乐 (here 沈宁 is its own name)
     ("好呀，我们一起去爬山吧！", False),
+    ("阿乐和林溪在讨论如何帮助解决这个问题。他们正在深入讨论，一起解决问题。", True),  # Qwen2.5-0.5B, saved as 沈宁 (Story on)
+    ("阿乐和林溪正在商量周末去哪。", True),
+    ("林溪在吗？我想问问你。", False),
+    ("周衡在群里说得对，先休息一下吧", False),
 ])  # fmt: skip
 def test_other_members_as_a_chinese_sentences_subject_are_narrated(text: str, narrates: bool) -> None:
     codes = _codes(text, other_names=["周衡", "林溪", "阿乐"], own_names=["沈宁"])
