@@ -3,6 +3,7 @@
     context → (certain speakers' actors start) → understand (intent ∥ emotion)
             → selection (fallback pick known at once: its actors start, held) → selector
             → confirm / cancel / start actors → each reply saved and announced as it passes
+            → (every chosen reply dropped for its text: the next-ranked member stands in, once)
             → cross reply → result saved, lock released, ``turn.completed``
             → plugins' ``turn_finished`` in the background (suggestions, Story adoption)
 
@@ -331,7 +332,9 @@ class TurnPipeline:
         agent_id = stand_in(decision.candidates, tried=set(run.jobs), resting=ctx.resting)
         if agent_id is None:
             return
-        run.orchestration["standIn"] = {"agentId": agent_id, "after": [r.agent_id for r in dropped]}
+        # in the turn's result, and in the metadata of the messages saved from here (the stand-in's)
+        run.orchestration["standIn"] = run.meta_orchestration["standIn"] = {
+            "agentId": agent_id, "after": [r.agent_id for r in dropped]}
         job = self._start(ctx, run, emit, agent_id, speculative=False)
         job.confirmed.set()
         await job.task  # type: ignore[misc]

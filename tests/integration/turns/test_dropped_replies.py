@@ -72,6 +72,7 @@ async def test_when_every_chosen_reply_is_dropped_the_next_ranked_member_answers
     assert stand_in["agentId"] == next(a for a in ranked if a != planner["id"])
     assert [m["agentId"] for m in body["agentMessages"]] == [stand_in["agentId"]]
     assert body["agentMessages"][0]["content"].endswith("在呢，慢慢说。")
+    assert body["agentMessages"][0]["metadata"]["orchestration"]["standIn"] == stand_in  # queryable per message
     assert body["orchestration"]["quality"][planner["id"]]["passed"] is False
 
     # a member the user named has no stand-in: the user asked for that one
