@@ -163,9 +163,10 @@ def reply_problems(
         problems.append(f"addresses_itself: opens by calling '{name}', its own name")
     if to_user and (called := members_called(text, other_names, own_names)) is not None:
         problems.append(f"addresses_members: opens by calling '{called}', other members, not the user")
-    if user_text and (taken := users_own_words(text, user_text)):
+    itself = in_first_person(text, own_names, language)
+    if user_text and (taken := users_own_words(itself, user_text)):
         problems.append(f"speaks_as_user: says the user's '{taken}' as its own")
-    elif user_text and (claimed := takes_the_users_feeling(text, user_text)):
+    elif user_text and (claimed := takes_the_users_feeling(itself, user_text)):
         problems.append(f"speaks_as_user: says a bad feeling as its own ('{claimed}') and never turns to the user")
     if (subject := narrated_members(text, other_names, own_names)) is not None:
         problems.append(f"narrates_others: '{subject}' as the subject of a sentence")
@@ -319,6 +320,17 @@ def users_own_words(text: str, user_text: str) -> str | None:
         if _in_own_voice(words := tokens(sentence)) and _mostly_users(sentence, words, user_text):
             return sentence.strip()
     return None
+
+
+def in_first_person(text: str, own_names: Sequence[str], language: str) -> str:
+    """``text`` with the companion's own names as the first person: a companion that speaks of
+    itself by name says it of itself. Qwen2.5-0.5B saved, as 周衡 (Story on), "周衡今天感觉很难过，不知道
+    该怎么办。" to "我今天有点难过，不知道该怎么办。": the user's feeling taken over, under its name."""
+    names = {n.strip() for n in own_names if n.strip()}
+    if not names:
+        return text
+    me = "我" if expected_script(language) == "han" else "I"
+    return re.sub(rf"(?<!\w)(?:{_alternation(names)})(?![a-zA-Z])", me, text)
 
 
 def takes_the_users_feeling(text: str, user_text: str) -> str | None:

@@ -91,6 +91,8 @@ def test_an_own_label_with_says_at_the_start_is_stripped_and_a_quote_after_a_com
     ("气死我了，室友又把我的东西弄坏了", "我非常生气，室友又把我的东西弄坏了"),
     ("明天要面试了，我好紧张，睡不着。", "明天我要参加面试了，但我很紧张，我无法入睡。"),  # Qwen2.5-0.5B, saved
     ("我今天有点难过，不知道该怎么办。", "我今天心情不好，不知道该怎么办。"),  # Qwen2.5-0.5B, saved (Story on)
+    # its own name as the subject is itself: Qwen2.5-0.5B, saved as 周衡 (Story on; here 林溪 is its name)
+    ("我今天有点难过，不知道该怎么办。", "林溪今天感觉很难过，不知道该怎么办。我正在思考如何更好地应对这个问题。"),
 ])  # fmt: skip
 def test_the_users_own_words_said_as_the_companions_are_speaking_as_the_user(user: str, reply: str) -> None:
     assert "speaks_as_user" in _codes(reply, user_text=user, language="zh-CN" if not user.isascii() else "en")
@@ -108,6 +110,8 @@ def test_the_users_own_words_said_as_the_companions_are_speaking_as_the_user(use
     ("I feel really down today and I don't know why.", "I know you feel really down today."),
     ("我今天有点难过，不知道该怎么办。", "我也不知道该怎么办，但我们可以一起想想。"),
     ("我今天有点难过，不知道该怎么办。", "我陪着你呢，不知道该怎么办也没关系。"),
+    ("我今天有点难过，不知道该怎么办。", "林溪在呢，你慢慢说。"),  # its own name, to the user
+    ("我今天有点难过，不知道该怎么办。", "周衡今天也不知道该怎么办呢。"),  # another member's name is not itself
 ])  # fmt: skip
 def test_answering_with_some_of_the_users_words_is_not(user: str, reply: str) -> None:
     assert "speaks_as_user" not in _codes(reply, user_text=user, language="zh-CN" if not user.isascii() else "en")
