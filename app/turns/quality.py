@@ -163,7 +163,7 @@ def reply_problems(
         problems.append(f"addresses_itself: opens by calling '{name}', its own name")
     if to_user and (called := members_called(text, other_names, own_names)) is not None:
         problems.append(f"addresses_members: opens by calling '{called}', other members, not the user")
-    itself = in_first_person(text, own_names, language)
+    itself = in_first_person(text, own_names, language) if user_text else text
     if user_text and (taken := users_own_words(itself, user_text)):
         problems.append(f"speaks_as_user: says the user's '{taken}' as its own")
     elif user_text and (claimed := takes_the_users_feeling(itself, user_text)):

@@ -65,7 +65,8 @@ class TurnMaterial(msgspec.Struct, frozen=True):
 
 
 class Labels(msgspec.Struct, frozen=True):
-    """The material's headings and the user's speaker label, in one language."""
+    """The material's headings and the user's speaker label, in one language (``user`` empty: the
+    message's own name, as the host gave it)."""
 
     character: str
     definition: str
@@ -76,7 +77,7 @@ class Labels(msgspec.Struct, frozen=True):
     colon: str
 
 
-EN = Labels("Character", "Definition", "Opening", "Recent messages", "Current input", "User", ": ")
+EN = Labels("Character", "Definition", "Opening", "Recent messages", "Current input", "", ": ")
 ZH = Labels("角色", "设定", "开场", "最近消息", "本轮输入", "用户", "：")
 
 
@@ -118,7 +119,7 @@ def compose_material(persona: PersonaSource, history: list[HistoryMessage], curr
     """The material in ``budget`` characters (None: the caps per part only), labelled in ``language``."""
     words = labels_for(language)
     recent = [m for m in history if not m.deleted][-HISTORY_MESSAGES:]
-    labels = [f"{words.user if m.role == 'user' and words is ZH else m.name or m.role}{words.colon}" for m in recent]
+    labels = [f"{(m.role == 'user' and words.user) or m.name or m.role}{words.colon}" for m in recent]
     contents = [m.content[:MESSAGE_CHARS] for m in recent]
     full = {"definition": persona.definition, "opening": persona.opening}
     parts = [persona.definition[:DEFINITION_CHARS], persona.opening[:OPENING_CHARS]]
