@@ -183,6 +183,8 @@ def reply_problems(
 
 _ABOUT_THE_REPLY = re.compile(
     r"原话|这(?:个|条|句)回复|这个说法用|用[“\"'「]你[”\"'」]|以下是[^。！？\n]{0,12}[：:]"
+    r"|你的角色(?:继续|将会?|会继续|正在|正|逐渐|开始|朝着?|向着?)"
+    r"|\byour character (?:continues|will|keeps|is (?:now )?(?:growing|developing|moving|becoming|heading))\b"
     r"|\b(?:this|my) (?:reply|response|draft)\b|\bthe user's (?:words|message|line)\b|\brepeating the user\b"
     r"|\bthe user (?:is|was|does|did|doesn't|didn't|has|had|hands|wants|just|said|says|feels|seems|enters|goes)\b"
     r"|\bhere (?:is|are) (?:the|a|my) [^.!?\n]{0,30}:"
@@ -195,7 +197,9 @@ does: Qwen2.5-0.5B (Story on) saved '…\n\n这个说法用“你”，在没有
 being told to answer as '你' and not repeat the user, and '好的，以下是通顺的句子：…' after being told
 to write plain sentences (a model presenting its output, not a friend talking). A companion never
 calls the person it talks to "the user": SmolLM2 (Story on) wrote "The user does not enter the city
-yet." from the stage's wording. Qwen2.5-0.5B closed an English reply with "---\n\nThis is one short
+yet." from the stage's wording. Qwen2.5-0.5B (Story on) saved the scene's direction said back about
+"your character": "…你的角色继续朝着幽默和爱开玩笑的方向发展。" (a game's "你的角色练到几级了" passes).
+Qwen2.5-0.5B closed an English reply with "---\n\nThis is one short
 sentence in casual, direct style that follows the given guidelines for creating…"."""
 
 

@@ -235,6 +235,8 @@ def test_talking_about_the_users_assistant_at_work_is_not_an_assistants_voice() 
     "好的，以下是通顺的句子：\n\n\"你昨天很伤心，最近发现了一个超级好笑的视频。\"",  # Qwen 0.5B, Story on, after a retry
     "Sure, here is a better reply: that sounds hard.",
     "The user does not enter the city yet.",  # SmolLM2-135M, Story on
+    "好的，请稍等片刻。你今天看到了一个超级好笑的视频。你的角色继续朝着幽默和爱开玩笑的方向发展。",  # Qwen 0.5B, Story on, saved
+    "Ha, that video sounds great. Your character continues to grow more playful.",
     "Both options can help.\n\n---\n\nThis is one short sentence in casual, direct style that follows the given "
     "guidelines for creating an interesting and informative response.",  # Qwen 0.5B, saved in a bench run
 ])
@@ -245,6 +247,7 @@ def test_a_reply_that_talks_about_itself_is_a_prompt_leak(text: str) -> None:
 @pytest.mark.parametrize("text", [
     "你说的这个想法我很喜欢，我们周末试试？", "他的回答让你难过了吗？慢慢说。", "先写个草稿，明天再改。", "I love your reply, it made me laugh!",
     "Users of that app complain a lot, don't they?", "Did you read the user manual first?",
+    "你的角色练到几级了？", "一切都会朝着好的方向发展的。", "Your character in the play sounds fun!",
 ])
 def test_ordinary_lines_about_replies_and_users_pass(text: str) -> None:
     assert "prompt_leak" not in _codes(text, language="en" if text.isascii() else "zh-CN")
