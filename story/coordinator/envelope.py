@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from story.coordinator.plan_wait import PlanWait
 from story.narrative.deal import BeatPacket
 from story.narrative.types import NarrativeSnapshot
 from story.tools.common import Diagnostic, StoryError
@@ -123,6 +124,7 @@ class StoryState(msgspec.Struct, frozen=True):
     quarantine: list[QuarantineRecord] = []
     quarantined_ids: list[str] = []  # newest last, bounded by ``QUARANTINED_ID_WINDOW``
     pending_turn: StoredPending | None = None  # only in the bytes: loaded into ``world.pending``
+    plan_wait: PlanWait = PlanWait()  # when a failed plan cycle is tried again (``plan_wait``)
 
 
 class StateTooLarge(StoryError):

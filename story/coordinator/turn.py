@@ -23,8 +23,8 @@ from story.coordinator.envelope import (
 from story.coordinator.events import SettleRun, add_evidence, close_event, quarantine_pending, settle_closed, unresolved
 from story.coordinator.initializer import PersonaSource, initialize_story
 from story.coordinator.material import TurnMaterial, turn_material
+from story.coordinator.plan_wait import after_plan, plan_due
 from story.coordinator.recovery import HistoryMessage, decide_start, saved_message_ok
-from story.narrative.types import NarrativeSnapshot
 from story.ports import ChatMessage, MessageReader
 from story.tools.advance_world import AdvanceInput, PovAdvanceWorldTool, WriterOutput
 from story.tools.common import Diagnostic, StoryContext, StoryModelConfig, StoryError, Usage
@@ -246,8 +246,7 @@ class StoryCoordinator:
             inp = self._continuation(inp, BeforeActorResult("no_story"))
         side = BeforeActorResult("prepared")
         state = await self._settle(result.candidate, inp, side, past)
-        narrative = await self._plan_if_needed(state, inp.context, side, setting)
-        result.candidate = replace(state, narrative=narrative)
+        result.candidate = await self._plan_if_needed(state, inp.context, side, setting)
         result.tool_calls += side.tool_calls
         result.diagnostics += side.diagnostics
         result.usage = result.usage.plus(side.usage)
@@ -266,7 +265,7 @@ class StoryCoordinator:
         state = StoryState(inp.agent_id, init.world, init.narrative, source_position=inp.source_position)
         material = turn_material(inp.persona, inp.history, "", inp.context.language)
         out.diagnostics += material.of("plan")
-        state = replace(state, narrative=await self._plan_if_needed(state, inp.context, out, material.past_plan))
+        state = await self._plan_if_needed(state, inp.context, out, material.past_plan)
         try:
             payload = serialize_state(state, max_state_bytes)
         except StateTooLarge as exc:
@@ -350,15 +349,24 @@ class StoryCoordinator:
         return run.state
 
     async def _plan_if_needed(self, state: StoryState, ctx: StoryContext, out: BeforeActorResult,
-                              setting: str) -> NarrativeSnapshot:
+                              setting: str) -> StoryState:
+        """The plan cycle when the narrative needs one, unless a failed plan's wait says not yet
+        (``plan_wait``; ``narrative_plan_cycle:waiting``)."""
         narrative = state.narrative
         if not narrative.need_plan or unresolved(state):
-            return narrative
+            return state
+        due, wait = plan_due(state.plan_wait, ctx.turn_id)
+        if not due:
+            if wait != state.plan_wait:
+                out.tool_calls.append("narrative_plan_cycle:waiting")
+                out.diagnostics.append(Diagnostic("plan_waiting", f"{wait.failures} plan cycles in a row failed",
+                                                  {"turns_left": wait.turns}))  # fmt: skip
+            return replace(state, plan_wait=wait)
         plan = await self.plan.execute(PlanInput(ctx, narrative, setting))
         out.tool_calls.append(f"narrative_plan_cycle:{plan.outcome}")
         out.diagnostics += plan.diagnostics
         out.usage = out.usage.plus(plan.usage)
-        return plan.snapshot
+        return replace(state, narrative=plan.snapshot, plan_wait=after_plan(state.plan_wait, ctx.turn_id, plan.outcome))
 
     async def _prepare(self, state: StoryState, inp: BeforeActorInput, out: BeforeActorResult, material: TurnMaterial,
                        initialized: bool = False) -> None:
@@ -376,9 +384,9 @@ class StoryCoordinator:
         # earlier unknowns, each attempted once at this source position (deferred: beside the actor).
         if not inp.deferred:
             state = await self._settle(state, inp, out, material.past_plan)
-        narrative = state.narrative
         if not inp.deferred or initialized:
-            narrative = await self._plan_if_needed(state, ctx, out, material.plan)
+            state = await self._plan_if_needed(state, ctx, out, material.plan)
+        narrative = state.narrative
         hold = bool(unresolved(state))
         deal = await self.deal.execute(DealInput(ctx, narrative, prep.stage.event.phase, hold=hold))  # type: ignore[arg-type]
         out.tool_calls.append("narrative_deal_beat")
