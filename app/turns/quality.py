@@ -167,7 +167,7 @@ def reply_problems(
     if user_text and (taken := users_own_words(itself, user_text)):
         problems.append(f"speaks_as_user: says the user's '{taken}' as its own")
     elif user_text and (claimed := takes_the_users_feeling(itself, user_text)):
-        problems.append(f"speaks_as_user: says a bad feeling as its own ('{claimed}') and never turns to the user")
+        problems.append(f"speaks_as_user: takes the user's bad feeling as its own ('{claimed}')")
     if (subject := narrated_members(text, other_names, own_names)) is not None:
         problems.append(f"narrates_others: '{subject}' as the subject of a sentence")
     if (items := len(_LIST_ITEM.findall(text))) >= LIST_ITEMS and len(tokens(text)) >= LIST_MIN_TOKENS:
@@ -294,6 +294,11 @@ this much made of the user's words, in runs of two, retells the user's situation
 companion's: "明天我要参加面试了" to "明天要面试了，我好紧张" (0.56, Qwen2.5-0.5B). Clauses that
 address the user ("我知道你明天要面试了") or say "me too" ("我今天也有点难过") are the companion's own."""
 
+OWN_FEELING_RUN = 3
+"""A bad feeling claimed in a clause of the reply's own voice, sharing this many tokens in a row with
+the user's message, one of them the first person ("我今天"), is the user's, even when the reply then
+turns to the user; shorter runs ("我…难过") are how a friend says it is sad to hear."""
+
 _CLAUSE = re.compile(r"[^。！？!?.,，;；:：\n]+")
 _SENTENCE = re.compile(r"[^。！？!?\n]+")
 SECOND_PERSON = frozenset({"你", "您", "you", "your", "yours", "u"})
@@ -342,10 +347,27 @@ def takes_the_users_feeling(text: str, user_text: str) -> str | None:
     addresses the user nor says "me too": it answers in the user's place. Qwen2.5-0.5B saved, as
     the comforter, "我感到压力很大，但是我会尽量保持冷静。我会找一些时间去放松自己，…看看有什么可以
     帮助我。" to "我今天有点难过，不知道该怎么办。" (no words of the user's: ``users_own_words`` passes it).
-    "我也很难过" and "我懂，我有时也压力很大，你呢？" are a friend's."""
-    if not says_distress(user_text) or (SECOND_PERSON | ME_TOO).intersection(tokens(text)):
+    "我也很难过" and "我懂，我有时也压力很大，你呢？" are a friend's. A reply that does turn to the user
+    still takes the feeling when it claims it in the user's own words (``OWN_FEELING_RUN``)."""
+    if not says_distress(user_text):
         return None
-    return claims_distress(text)
+    if not (SECOND_PERSON | ME_TOO).intersection(tokens(text)):
+        return claims_distress(text)
+    # Turning to the user afterwards does not give the feeling back when it is claimed in the
+    # user's own words: Qwen2.5-0.5B (Story on) saved "我今天可能会感到非常难过，但是我会试着…帮助你。"
+    # to "我今天有点难过…". "我很难过听到这些，你愿意说说吗？" shares no such run with it.
+    user = tokens(user_text)
+    for clause in _CLAUSE.findall(text):
+        words = tokens(clause)
+        if _in_own_voice(words) and (claimed := claims_distress(clause)) and _first_person_run(words, user) >= OWN_FEELING_RUN:
+            return claimed
+    return None
+
+
+def _first_person_run(words: Sequence[str], user: Sequence[str]) -> int:
+    """The longest run ``words`` share with ``user`` that has a first-person token in it."""
+    blocks = difflib.SequenceMatcher(None, words, user, autojunk=False).get_matching_blocks()
+    return max((b.size for b in blocks if FIRST_PERSON.intersection(words[b.a:b.a + b.size])), default=0)
 
 
 def _in_own_voice(words: Sequence[str]) -> bool:

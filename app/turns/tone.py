@@ -81,7 +81,7 @@ def sorry_about_joy(text: str, user_text: str) -> str | None:
     return None
 
 
-_OWN_DISTRESS_ZH = re.compile(r"我(?:今天|现在|最近)?(?:感到|觉得|有点|有些|很|好|真的|特别|非常)*" + _DISTRESS_ZH)
+_OWN_DISTRESS_ZH = re.compile(r"我(?:今天|现在|最近)?(?:感到|觉得|有点|有些|很|好|真的|特别|非常|可能|会)*" + _DISTRESS_ZH)
 _OWN_DISTRESS_EN = re.compile(
     r"\bI(?:'m|\s+am|\s+feel|\s+felt|'ve\s+been|\s+have\s+been)\s+"
     r"(?:(?:so|really|a\s+(?:bit|little)|very|quite|kind\s+of|pretty|feeling|this)\s+)*" + _DISTRESS_EN,

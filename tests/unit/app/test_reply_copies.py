@@ -305,6 +305,12 @@ SAD = "我今天有点难过，不知道该怎么办。"
     (SAD, "听到这个我也很难过。", False),  # "me too"
     (SAD, "我懂，我有时也压力很大，你呢？", False),
     (SAD, "我很难过听到这些，你愿意说说发生了什么吗？", False),  # turns to the user
+    (SAD, "我今天可能会感到非常难过，但是我会试着用积极、耐心、理解的方式帮助你。", True),  # Qwen 0.5B, Story on, saved
+    (SAD, "我今天很难过，你呢？", True),  # the user's words, then a question back
+    (SAD, "听到你这么说，我今天一直很难过。", True),  # the user's day, claimed after a word to the user
+    (SAD, "我今天一直在想你，别太难过了。", False),
+    (SAD, "我今天也有点难过，你想聊聊吗？", False),  # "me too"
+    (SAD, "我今天陪着你，别难过。", False),
     ("我今天看到一个超好笑的视频", "我压力好大，正想看点好笑的！", False),  # the user is not in distress
 ])  # fmt: skip
 def test_a_bad_feeling_said_as_its_own_to_a_user_in_distress_speaks_as_the_user(user, reply, flagged) -> None:
