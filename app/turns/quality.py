@@ -317,10 +317,8 @@ def users_own_words(text: str, user_text: str) -> str | None:
         words = tokens(clause)
         if not _in_own_voice(words):
             continue
-        for block in difflib.SequenceMatcher(None, words, user, autojunk=False).get_matching_blocks():
-            run = words[block.a:block.a + block.size]
-            if block.size >= USERS_OWN_RUN and FIRST_PERSON.intersection(run):
-                return _joined(run)
+        if len(run := _first_person_run(words, user)) >= USERS_OWN_RUN:
+            return _joined(run)
         if _mostly_users(clause, words, user_text):
             return clause.strip()
     # The same share over a whole sentence: Qwen2.5-0.5B (Story on) answered "我今天有点难过，不知道该
@@ -359,15 +357,16 @@ def takes_the_users_feeling(text: str, user_text: str) -> str | None:
     user = tokens(user_text)
     for clause in _CLAUSE.findall(text):
         words = tokens(clause)
-        if _in_own_voice(words) and (claimed := claims_distress(clause)) and _first_person_run(words, user) >= OWN_FEELING_RUN:
+        if _in_own_voice(words) and (claimed := claims_distress(clause)) and len(_first_person_run(words, user)) >= OWN_FEELING_RUN:
             return claimed
     return None
 
 
-def _first_person_run(words: Sequence[str], user: Sequence[str]) -> int:
-    """The longest run ``words`` share with ``user`` that has a first-person token in it."""
+def _first_person_run(words: Sequence[str], user: Sequence[str]) -> Sequence[str]:
+    """The longest run ``words`` share with ``user`` that has a first-person token in it (empty: none)."""
     blocks = difflib.SequenceMatcher(None, words, user, autojunk=False).get_matching_blocks()
-    return max((b.size for b in blocks if FIRST_PERSON.intersection(words[b.a:b.a + b.size])), default=0)
+    runs = [words[b.a:b.a + b.size] for b in blocks]
+    return max((r for r in runs if FIRST_PERSON.intersection(r)), key=len, default=())
 
 
 def _in_own_voice(words: Sequence[str]) -> bool:
