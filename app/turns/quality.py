@@ -47,7 +47,7 @@ from typing import Any
 
 from app.errors import AppError
 from app.turns.overlap import covered, longest_run, tokens
-from app.turns.tone import claims_distress, glad_about_distress, says_distress, sorry_about_joy
+from app.turns.tone import claims_distress, glad_about_distress, says_distress, seeks_help, sorry_about_joy
 from story.auto_reply.degenerate import degenerate_problem
 from story.auto_reply.helpdesk import machine_voice
 from story.auto_reply.text import comparison_key, expected_script, script_problem
@@ -350,7 +350,9 @@ def takes_the_users_feeling(text: str, user_text: str) -> str | None:
     if not says_distress(user_text):
         return None
     if not (SECOND_PERSON | ME_TOO).intersection(tokens(text)):
-        return claims_distress(text)
+        # Help sought for itself is the distressed one's part too: Qwen2.5-0.5B (Story on) saved "我今天的
+        # 情绪是平静的，但是我知道我很难面对。我会寻找一些帮助和支持，比如找心理咨询师…" to that line.
+        return claims_distress(text) or seeks_help(text)
     # Turning to the user afterwards does not give the feeling back when it is claimed in the
     # user's own words: Qwen2.5-0.5B (Story on) saved "我今天可能会感到非常难过，但是我会试着…帮助你。"
     # to "我今天有点难过…". "我很难过听到这些，你愿意说说吗？" shares no such run with it.

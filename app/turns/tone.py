@@ -94,6 +94,23 @@ def says_distress(text: str) -> bool:
     return bool(re.search(_DISTRESS_ZH, text) or re.search(_DISTRESS_EN, text, re.IGNORECASE))
 
 
+# Help sought for oneself ("我会寻找一些帮助和支持，比如找心理咨询师", "I'll look for some help"): what
+# the one in distress does, not what a friend answering them says (that one offers it: "我陪你").
+_SEEKS_HELP_ZH = re.compile(r"我(?:会|要|想|得|需要|应该|打算)?(?:去)?(?:寻找|寻求|找)(?:一些|一点|些)?"
+                            r"(?:帮助|支持|心理咨询|咨询师|心理医生)")
+_SEEKS_HELP_EN = re.compile(r"\bI(?:'ll|\s+will|\s+need\s+to|\s+should|\s+want\s+to|\s+am\s+going\s+to)?\s+"
+                            r"(?:seek|look\s+for|find|get|ask\s+for)\s+(?:some\s+)?(?:help|support|a\s+therapist|counsel\w*)\b",
+                            re.IGNORECASE)
+
+
+def seeks_help(text: str) -> str | None:
+    """The first phrase in which ``text`` looks for help or support for itself, if any."""
+    for pattern in (_SEEKS_HELP_ZH, _SEEKS_HELP_EN):
+        if match := pattern.search(text):
+            return match.group(0)
+    return None
+
+
 def claims_distress(text: str) -> str | None:
     """The first phrase in which ``text`` says a bad feeling is its own ("我感到压力很大", "I'm so sad"), if any."""
     for pattern in (_OWN_DISTRESS_ZH, _OWN_DISTRESS_EN):

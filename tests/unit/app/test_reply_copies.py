@@ -312,6 +312,12 @@ SAD = "我今天有点难过，不知道该怎么办。"
     (SAD, "我今天也有点难过，你想聊聊吗？", False),  # "me too"
     (SAD, "我今天陪着你，别难过。", False),
     ("我今天看到一个超好笑的视频", "我压力好大，正想看点好笑的！", False),  # the user is not in distress
+    (SAD, "我今天的情绪是平静的，但是我知道我很难面对。我会寻找一些帮助和支持，比如找心理咨询师或专业的健康顾问。",
+     True),  # Qwen2.5-0.5B, Story on, saved: help sought for itself
+    ("I feel really down today.", "I will look for some help and talk to a therapist.", True),
+    (SAD, "我可以陪你一起寻找帮助，你愿意吗？", False),  # offered to the user
+    (SAD, "难过的时候，寻求一些支持会好受些，比如找朋友聊聊。", False),  # advice, nobody's own
+    ("帮我规划一下下周的预算。", "我会找一些帮助来做这个预算表。", False),  # the user is not in distress
 ])  # fmt: skip
 def test_a_bad_feeling_said_as_its_own_to_a_user_in_distress_speaks_as_the_user(user, reply, flagged) -> None:
     language = "en" if user.isascii() else "zh-CN"
