@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
 import msgspec
@@ -30,6 +30,7 @@ from app.llm.schema import TOKENS_PER_CHAR, TOKENS_PER_CJK_CHAR, Constraints, to
 from app.llm.streaming import stream_by_complete
 from app.llm.usage import add_usage, cjk_count
 from app.metrics import record_repair, record_struct_failure
+from story.auto_reply.degenerate import degenerate_problem
 
 T = TypeVar("T")
 SCHEMA_PROMPT_MARKER = "Reply with one JSON value that matches this JSON Schema"
@@ -58,14 +59,21 @@ def schema_instruction(name: str, schema: dict[str, Any]) -> str:
 
 def decode_text(text: str, struct_type: type[T]) -> T:
     """Decode model text, tolerating a surrounding Markdown code fence."""
+    return msgspec.json.decode(_unfenced(text), type=struct_type)
+
+
+def _unfenced(text: str) -> str:
     stripped = text.strip()
     match = _FENCE.match(stripped)
-    if match:
-        stripped = match.group(1).strip()
-    return msgspec.json.decode(stripped, type=struct_type)
+    return match.group(1).strip() if match else stripped
 
 
 REPAIR_TEMPERATURE_STEP = 0.3  # a repair at the same temperature and prompt got the same answer back
+LOOP_REPAIR_PENALTY = 0.5
+"""``frequency_penalty`` of the repair after an answer that looped (a string of it degenerate, or cut
+off by the budget). Qwen2.5-0.5B's first world for the joker said "今天，我和你开始聊天。" over and over in
+its foreground; shown that answer again and told it looped, it wrote the loop again, longer. Moderate:
+a JSON answer repeats its keys, and a provider that follows the schema only by the prompt still has to."""
 MAX_STRUCT_TOKENS = 4096
 TRUNCATED = "length"
 
@@ -121,12 +129,39 @@ def _problem_of(
     return value, None
 
 
-def _repair_turns(text: str, finish_reason: str | None, problem: str, note: str | None) -> list[ChatMessage]:
-    """The conversation added for a repair. A cut-off answer is not resent: it only fills the context."""
+def _looped(text: str, finish_reason: str | None) -> bool:
+    """The answer ran to its budget, or one of its strings is degenerate (a sentence again and again)."""
+    if finish_reason == TRUNCATED:
+        return True
+    try:
+        value = json.loads(_unfenced(text))
+    except ValueError:
+        return False
+    return any(degenerate_problem(s) is not None for s in _strings(value) if s.strip())
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _repair_turns(text: str, finish_reason: str | None, problem: str, note: str | None,
+                  looped: bool = False) -> list[ChatMessage]:  # fmt: skip
+    """The conversation added for a repair. A cut-off or looping answer is not resent: it only
+    fills the context, and a small model shown its loop writes it again."""
     ask = "Reply again with only the corrected JSON, matching the schema exactly."
     if finish_reason == TRUNCATED:
         ask = "Reply again with only the JSON, and keep every string short so it fits."
         turns = [ChatMessage(role="user", content=f"Your previous reply was invalid: {problem}.\n{ask}")]
+    elif looped:
+        ask = "Reply again with only the JSON; say each thing once, in a few words."
+        turns = [ChatMessage(role="user", content=f"Your previous reply was invalid: {problem}\n{ask}")]
     else:
         turns = [
             ChatMessage(role="assistant", content=(text or "(empty)")[:4000]),
@@ -176,10 +211,12 @@ async def complete_struct(
                                  model=getattr(result, "model", None))
         problems.append(problem)
         note = repair_note(problems) if repair_note is not None else None
+        looped = _looped(result.text or "", finish)
         current = msgspec.structs.replace(
             base,
-            messages=[*base.messages, *_repair_turns(result.text or "", finish, problem, note)],
+            messages=[*base.messages, *_repair_turns(result.text or "", finish, problem, note, looped)],
             temperature=_warmer(base.temperature, number),
+            frequency_penalty=LOOP_REPAIR_PENALTY if looped else base.frequency_penalty,
         )
     error = InvalidModelOutput(len(attempts), problems)
     error.usage = usage  # spent tokens still count towards budgets and analytics

@@ -169,3 +169,29 @@ async def test_a_cjk_prompt_gets_the_cjk_token_budget():
     en_budget, zh_budget = (r.max_tokens for r in latin.history)
     assert en_budget > MIN_TOKEN_BUDGET
     assert zh_budget >= en_budget + 2 * 600  # two strings of 300 characters at three tokens each
+
+
+async def test_a_looping_answer_is_not_resent_and_its_repair_penalises_repeats():
+    """Qwen2.5-0.5B's world for the joker: one sentence over and over in a string; shown it again,
+    the repair looped again. The repair now describes the problem without the answer, penalised."""
+    loop = "今天，我和你开始聊天。" * 12
+    answers = iter([{**GOOD, "default": loop}, GOOD])
+    model = FunctionModel(lambda req: next(answers))
+
+    def check(v: Mood) -> list[str]:
+        return ["default loops"] if v.default == loop else []
+
+    outcome = await complete_struct(model, request(), Mood, repairs=1, validate=check)
+    assert outcome.value == msgspec.convert(GOOD, Mood)
+    first, second = model.history
+    assert first.frequency_penalty is None and second.frequency_penalty == 0.5
+    assert all(loop not in m.content for m in second.messages) and all(m.role != "assistant" for m in second.messages)
+    assert "default loops" in second.messages[-1].content
+
+
+async def test_an_answer_that_does_not_loop_is_resent_as_before_without_a_penalty():
+    answers = iter([{**GOOD, "mood": "ecstatic"}, GOOD])
+    model = FunctionModel(lambda req: next(answers))
+    await complete_struct(model, request(), Mood, repairs=1)
+    repair = model.history[1]
+    assert repair.frequency_penalty is None and any(m.role == "assistant" for m in repair.messages)
