@@ -156,12 +156,11 @@ def _repair_turns(text: str, finish_reason: str | None, problem: str, note: str 
     """The conversation added for a repair. A cut-off or looping answer is not resent: it only
     fills the context, and a small model shown its loop writes it again."""
     ask = "Reply again with only the corrected JSON, matching the schema exactly."
-    if finish_reason == TRUNCATED:
-        ask = "Reply again with only the JSON, and keep every string short so it fits."
-        turns = [ChatMessage(role="user", content=f"Your previous reply was invalid: {problem}.\n{ask}")]
-    elif looped:
-        ask = "Reply again with only the JSON; say each thing once, in a few words."
-        turns = [ChatMessage(role="user", content=f"Your previous reply was invalid: {problem}\n{ask}")]
+    if finish_reason == TRUNCATED or looped:
+        ask = ("Reply again with only the JSON, and keep every string short so it fits." if finish_reason == TRUNCATED
+               else "Reply again with only the JSON; say each thing once, in a few words.")  # fmt: skip
+        stop = "." if finish_reason == TRUNCATED else ""  # the cut-off problem has no full stop of its own
+        turns = [ChatMessage(role="user", content=f"Your previous reply was invalid: {problem}{stop}\n{ask}")]
     else:
         turns = [
             ChatMessage(role="assistant", content=(text or "(empty)")[:4000]),
